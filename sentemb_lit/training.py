@@ -12,14 +12,14 @@ from tqdm.auto import tqdm
 # %% auto #0
 __all__ = ['PROFILES', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'append_jsonl', 'read_jsonl', 'set_seed',
            'NonFiniteLossError', 'check_finite', 'FitResult', 'fit', 'plot_training_log', 'profile_value',
-           'resolve_out_dir', 'save_results']
+           'resolve_out_dir', 'save_results', 'markdown_table']
 
 # %% ../nbs/03_training.ipynb #c005
 def _atomic_write(path, write: Callable[[Path], None]) -> Path:
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent); os.close(fd)
     try:
-        write(Path(tmp)); os.replace(tmp, path)
+        write(Path(tmp)); os.chmod(tmp, 0o644); os.replace(tmp, path)
     finally:
         if os.path.exists(tmp): os.remove(tmp)
     return path
@@ -250,3 +250,13 @@ def save_results(out_dir, name: str, rows: list[dict], findings: list[dict] | No
         if "claim" not in f or "holds" not in f: raise ValueError(f"findings[{i}] needs 'claim' and 'holds'")
     return atomic_write_json(Path(out_dir) / f"{name}.results.json",
                              {"name": name, "rows": rows, "findings": findings or [], "meta": meta or {}})
+
+# %% ../nbs/03_training.ipynb #c024
+def markdown_table(df, floatfmt: str = ".2f", index: bool = True) -> str:
+    "A pandas DataFrame as a GitHub Markdown table."
+    frame = df.reset_index() if index else df
+    fmt = lambda v: format(v, floatfmt) if isinstance(v, (float, np.floating)) and math.isfinite(v) else ("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+    cols = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
