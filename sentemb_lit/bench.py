@@ -9,7 +9,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 # %% auto #0
-__all__ = ['matmul_flops_per_s', 'bench_twin_step', 'inference_macs', 'bench_main']
+__all__ = ['matmul_flops_per_s', 'bench_twin_step', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
@@ -28,8 +28,16 @@ def _time(fn, repeats: int) -> float:
     for _ in range(repeats): fn()
     return (time.perf_counter() - t0) / repeats
 
+def _cpu_sdpa_mapping() -> dict:
+    "FLOP formulas for the CPU fused-attention kernels, which torch's counter does not list (forward and backward)."
+    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+    ops = {"_scaled_dot_product_flash_attention_for_cpu": lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v),
+           "_scaled_dot_product_flash_attention_for_cpu_backward":
+               lambda grad_out, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(grad_out, q, k, v)}
+    return {op: f for name, f in ops.items() if (op := getattr(torch.ops.aten, name, None)) is not None}
+
 def _count_flops(fn) -> int:
-    with FlopCounterMode(display=False) as counter: fn()
+    with FlopCounterMode(display=False, custom_mapping=_cpu_sdpa_mapping()) as counter: fn()
     return counter.get_total_flops()
 
 def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 32, seq_len: int = 32, k: int = 2,
@@ -63,15 +71,7 @@ def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 
         tower1.zero_grad(set_to_none=True); tower2.zero_grad(set_to_none=True)
     return out
 
-# %% ../nbs/91_bench.ipynb #c011
-def inference_macs(model, seq_len: int = 32, batch_size: int = 1) -> int:
-    "Multiply–accumulates of one encoder forward at a fixed sequence length (FLOPs / 2, from torch's counter)."
-    ids = torch.full((batch_size, seq_len), 1000, dtype=torch.long)
-    with torch.no_grad():
-        flops = _count_flops(lambda: model(input_ids=ids, attention_mask=torch.ones_like(ids)))
-    return flops // 2
-
-# %% ../nbs/91_bench.ipynb #c014
+# %% ../nbs/91_bench.ipynb #c012
 def _print_twin(res: dict, peak: float):
     base = res["two independent towers"]["seconds"]
     print(f"machine float32 matmul: {peak / 1e9:.1f} GFLOP/s")
