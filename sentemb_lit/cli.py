@@ -157,9 +157,11 @@ def reproduce_main(argv=None) -> int:
 
 # %% ../nbs/90_cli.ipynb #c015
 def _lazy(module: str, func: str):
+    "A command implemented next to its code, imported only when called; a non-int return (a summary) means success."
     def run(argv):
         import importlib
-        return importlib.import_module(module).__dict__[func](argv) or 0
+        result = importlib.import_module(module).__dict__[func](argv)
+        return result if isinstance(result, int) else 0
     return run
 
 COMMANDS = {

@@ -45,3 +45,23 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
     assert "**holds**: profile injected" in report and "hand-written discussion" in report
     assert "| m | avg | 2.00 | 1.50 | cpu |" in report
     assert (tmp_path / "papers" / "pretcot_ke" / "runs" / "cpu" / "30_probe.ipynb").exists()
+
+
+def test_generate_ranking_and_embed_commands(tmp_path, data_root):
+    "The paper commands run end to end from the shell (real SmolLM2, tiny sizes) and exit 0; a restart skips done work."
+    (tmp_path / "s.txt").write_text("A man is playing a guitar.\nTwo dogs run in the park.\n")
+    args = [str(EXE), "generate-ranking", "--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "c.jsonl"),
+            "--rounds", "2", "--max-new-tokens", "12", "--quiet"]
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = (tmp_path / "c.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and all(json.loads(l) for l in lines)
+    again = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 0 and len((tmp_path / "c.jsonl").read_text().splitlines()) == 2
+    emb = subprocess.run([str(EXE), "embed", "--model", "smollm2-135m-instruct", "--method", "pcot",
+                          "--out", str(tmp_path / "e.npy")], input="A sentence.\nAnother one here.\n",
+                         capture_output=True, text=True, cwd=ROOT)
+    assert emb.returncode == 0, emb.stderr[-2000:]
+    import numpy as np
+    e = np.load(tmp_path / "e.npy")
+    assert e.shape[0] == 2 and e.dtype == np.float32 and np.isfinite(e).all()
