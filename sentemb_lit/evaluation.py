@@ -123,6 +123,8 @@ def evaluate_sts(encode: Callable, tasks: Sequence[str] = STS_TASKS, variant: st
     tasks = _check_tasks(tasks)
     if aggregation not in AGGREGATIONS: raise ValueError(f"Unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}")
     if not callable(encode): raise TypeError("encode must be callable: list[str] -> array [N, d]")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 2):
+        raise ValueError(f"limit must be None or an int ≥ 2 (pairs per task), got {limit!r}")
     datas = {t: _strided(_cached_sts(t, split if t in ("stsb", "sickr") else "test", variant, root), limit) for t in tasks}
     emb = _embed_unique(encode, [s for d in datas.values() for s in d.sentences1 + d.sentences2])
     details, scores = {}, {}
