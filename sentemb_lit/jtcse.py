@@ -39,17 +39,7 @@ def _check_tower(m, name):
     if not isinstance(m, PreTrainedModel): raise TypeError(f"{name} must be a transformers PreTrainedModel, got {type(m).__name__}")
     if getattr(m.config, "is_decoder", False): raise ValueError(f"{name} must be a bidirectional encoder")
 
-def _atomic_save(path, fill):
-    "Write a folder through a temp sibling and a rename, so a reader never sees half a checkpoint."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        fill(tmp)
-        if path.exists(): shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
-    return path
+from .training import atomic_write_dir as _atomic_save   # temp sibling + rename: never half a checkpoint
 
 class TwinTowerEncoder(nn.Module):
     "Two encoders of one tokenizer; the sentence embedding is the sum of their CLS last hidden states."

@@ -13,8 +13,8 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['PROFILES', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'append_jsonl', 'read_jsonl', 'set_seed',
-           'NonFiniteLossError', 'check_finite', 'FitResult', 'fit', 'plot_training_log', 'profile_value',
-           'resolve_out_dir', 'save_results', 'markdown_table']
+           'NonFiniteLossError', 'check_finite', 'atomic_write_dir', 'FitResult', 'fit', 'plot_training_log',
+           'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
 
 # %% ../nbs/03_training.ipynb #c005
 def _atomic_write(path, write: Callable[[Path], None]) -> Path:
@@ -88,9 +88,9 @@ def _step_seed(seed: int, step: int) -> int: return (seed * 1_000_003 + step) % 
 def _rng_state() -> dict:
     return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
 
-def _replace_dir(target: Path, write: Callable[[Path], None]) -> None:
-    "Write a folder via a temporary sibling, then swap it into place."
-    target.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write_dir(target, write: Callable[[Path], None]) -> Path:
+    "Write a folder via a temporary sibling, then swap it into place (a reader never sees half a model or checkpoint)."
+    target = Path(target); target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
     try:
         write(tmp)
@@ -100,6 +100,7 @@ def _replace_dir(target: Path, write: Callable[[Path], None]) -> None:
         if old.exists(): shutil.rmtree(old)
     finally:
         if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 # %% ../nbs/03_training.ipynb #c013
 @dataclass
@@ -156,7 +157,7 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         improved = state["best_score"] is None or score > state["best_score"]
         if improved:
             state["best_score"], state["best_step"] = score, step
-            if save_best is not None: _replace_dir(out_dir / "best", save_best)
+            if save_best is not None: atomic_write_dir(out_dir / "best", save_best)
         append_jsonl(log_path, {"step": step, "dev": score, "best": state["best_score"]})
         return score
 
