@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #c002
 from __future__ import annotations
-import argparse, csv, datetime, json, os, platform, sys, time, traceback
+import argparse, csv, datetime, json, os, platform, sys, time
 from pathlib import Path
 from .training import PROFILES, atomic_write_text, markdown_table
 

@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_cross_attention.ipynb #c003
 from __future__ import annotations
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import numpy as np
 import torch
 from tqdm.auto import tqdm

@@ -5,7 +5,7 @@
 # %% ../nbs/00_data.ipynb #c003
 from __future__ import annotations
 import csv, gzip, math, os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import numpy as np

@@ -4,8 +4,7 @@
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c002
 from __future__ import annotations
-import argparse, json, math, os, random, re, sys, time
-from functools import lru_cache
+import argparse, math, random, re, time
 from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np
@@ -472,7 +471,7 @@ def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Seque
     conds = [ranking_prompt(tokenizer, s) for s in sents]
     negs = [ranking_prompt(tokenizer, s) for s in sents[1:] + sents[:1]]
     directional_generate(model, tokenizer, conds[:1], negs[:1], lam=lam, max_new_tokens=4)      # warm-up
-    rows, results = [], {}
+    results = {}
     print(f"threads={torch.get_num_threads()} lam={lam} max_new_tokens={max_new_tokens}")
     for bs in batch_sizes:
         n = n_batch1 if bs == 1 else bs

@@ -4,8 +4,8 @@
 
 # %% ../nbs/02_evaluation.ipynb #c002
 from __future__ import annotations
-import json, math
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
 import numpy as np, pandas as pd

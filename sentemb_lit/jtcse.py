@@ -4,8 +4,8 @@
 
 # %% ../nbs/12_jtcse.ipynb #c002
 from __future__ import annotations
-import json, math, os, random, shutil, tempfile
-from dataclasses import dataclass, field, asdict, replace
+import json, math
+from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np, torch

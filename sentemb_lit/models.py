@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_models.ipynb #c002
 from __future__ import annotations
-import hashlib, importlib.util, os, shutil, tempfile, time
+import hashlib, importlib.util, os, shutil, tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence

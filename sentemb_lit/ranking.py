@@ -4,9 +4,9 @@
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c002
 from __future__ import annotations
-import copy, json, math, random, time
+import copy, json, math, time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F

@@ -209,7 +209,7 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
     return FitResult(state["best_score"], state["best_step"], n_steps, out_dir, False, state["skipped"])
 
 # %% ../nbs/03_training.ipynb #c015
-def plot_training_log(log) -> "matplotlib.figure.Figure":
+def plot_training_log(log):
     "Loss (raw and smoothed) and dev score against the step, from a log path or records."
     import matplotlib.pyplot as plt, pandas as pd
     df = pd.DataFrame(read_jsonl(log) if isinstance(log, (str, Path)) else log)
