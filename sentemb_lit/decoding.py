@@ -13,12 +13,12 @@ from tqdm.auto import tqdm
 from .data import check_sentences
 
 # %% auto #0
-__all__ = ['RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INSTRUCTIONS', 'FEW_SHOT_EXAMPLE', 'FILTERS', 'LIST_INSTRUCTION',
-           'JOB_SETTINGS', 'BENCH_SENTENCES', 'guided_scores', 'eos_token_ids', 'token_classes', 'directional_generate',
-           'hf_guided_generate', 'instruction_text', 'ranking_prompt', 'clean_output', 'generate_chains', 'chain_flags',
-           'filter_chains', 'chain_stats', 'parse_numbered_list', 'generate_list_chains', 'shuffle_chains',
-           'read_sentences', 'generate_ranking_main', 'chain_similarity', 'monotonicity', 'monotonicity_summary',
-           'plot_monotonicity', 'bench_decoding']
+__all__ = ['MIN_SHARED_PREFIX', 'RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INSTRUCTIONS', 'FEW_SHOT_EXAMPLE', 'FILTERS',
+           'LIST_INSTRUCTION', 'JOB_SETTINGS', 'BENCH_SENTENCES', 'guided_scores', 'eos_token_ids', 'token_classes',
+           'common_prefix_len', 'directional_generate', 'hf_guided_generate', 'instruction_text', 'ranking_prompt',
+           'clean_output', 'round_inputs', 'generate_chains', 'chain_flags', 'filter_chains', 'chain_stats',
+           'parse_numbered_list', 'generate_list_chains', 'shuffle_chains', 'read_sentences', 'generate_ranking_main',
+           'chain_similarity', 'monotonicity', 'monotonicity_summary', 'plot_monotonicity', 'bench_decoding']
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c005
 def guided_scores(logp_cond: torch.Tensor, logp_neg: torch.Tensor | None, lam: float) -> torch.Tensor:
@@ -74,17 +74,50 @@ def _left_pad(seqs: list[list[int]], pad_id: int):
         mask[r, L - len(s):] = 1
     return ids, mask
 
+def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    "Number of leading tokens all `seqs` share, keeping at least one token of each row out of it."
+    seqs = list(seqs)
+    if not seqs: raise ValueError("common_prefix_len needs at least one token sequence")
+    if any(len(q) == 0 for q in seqs): raise ValueError("common_prefix_len got an empty token sequence")
+    n = min(len(q) for q in seqs) - 1
+    first = seqs[0]
+    for q in seqs[1:]:
+        k = 0
+        while k < n and q[k] == first[k]: k += 1
+        n = k
+    return max(n, 0)
+
+MIN_SHARED_PREFIX = 8          # below this the extra forward call costs more than it saves
+
+@torch.inference_mode()
+def _prefill_prefix(model, prefix: list[int], rows: int, device):
+    "A KV cache holding `prefix` once, repeated for `rows` rows."
+    from transformers import DynamicCache
+    cache = DynamicCache(config=model.config)
+    x = torch.tensor([prefix], dtype=torch.long, device=device)
+    model(input_ids=x, attention_mask=torch.ones_like(x), position_ids=torch.arange(len(prefix), device=device)[None],
+          past_key_values=cache, use_cache=True, logits_to_keep=1)
+    cache.batch_repeat_interleave(rows)
+    return cache
+
 @torch.inference_mode()
 def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos: set, pad_id: int,
-                  newline_ids=None, blank_ids=None) -> list[dict]:
+                  newline_ids=None, blank_ids=None, share_prefix: bool = True) -> list[dict]:
     "Greedy Eq. 4 decoding of one batch of chains; per row: generated ids (no EOS) and why it stopped."
     from transformers import DynamicCache
     B, guided = len(cond_ids), lam != 0
-    ids, mask = _left_pad(list(cond_ids) + (list(neg_ids) if guided else []), pad_id)
+    rows = list(cond_ids) + (list(neg_ids) if guided else [])
     device = next(model.parameters()).device
+    P = common_prefix_len(rows) if share_prefix else 0
+    if P < MIN_SHARED_PREFIX: P = 0
+    ids, mask = _left_pad([r[P:] for r in rows], pad_id)
     ids, mask = ids.to(device), mask.to(device)
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
-    cache = DynamicCache(config=model.config)
+    pos = (mask.cumsum(-1) - 1).clamp(min=0) + P
+    if P:
+        cache = _prefill_prefix(model, rows[0][:P], len(rows), device)
+        mask = torch.cat([torch.ones((len(rows), P), dtype=mask.dtype, device=device), mask], dim=1)
+    else:
+        cache = DynamicCache(config=model.config)
     alive = list(range(B))                       # original row of each live chain
     out = [dict(ids=[], stop="length") for _ in range(B)]
     started = [False] * B
@@ -124,11 +157,11 @@ def _cut_newline(text: str) -> str:
 def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prompts: Sequence[str] | None = None,
                          lam: float = 0.5, max_new_tokens: int = 100, batch_size: int = 16,
                          stop_at_newline: bool = False, return_details: bool = False,
-                         show_progress: bool = False) -> list:
+                         show_progress: bool = False, share_prefix: bool = True) -> list:
     """Greedy decoding with Eq. 4 (γ = 1+λ) for many chains at once: row i continues `cond_prompts[i]` with the negative
     stream `neg_prompts[i]`. Prompts are plain strings, tokenized as `tokenizer(prompt)` does by default (apply a chat
     template before). Returns the generated texts (special tokens skipped), or with `return_details` dicts with
-    `text`, `ids`, `stop` ∈ {eos, length, newline}."""
+    `text`, `ids`, `stop` ∈ {eos, length, newline}. `share_prefix` computes the prompts' common token prefix once."""
     cond_prompts = _check_prompts(cond_prompts, "cond_prompts")
     lam = _check_lam(lam)
     if neg_prompts is None:
@@ -149,7 +182,7 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
     for s in range(0, len(order), batch_size):
         idx = order[s:s + batch_size]
         outs = _decode_batch(model, [cids[i] for i in idx], [nids[i] for i in idx], lam, max_new_tokens, eos, pad_id,
-                             newline_ids, blank_ids)
+                             newline_ids, blank_ids, share_prefix=bool(share_prefix))
         for i, o in zip(idx, outs):
             text = tokenizer.decode(o["ids"], skip_special_tokens=True)
             o["text"] = _cut_newline(text) if stop_at_newline else text
@@ -207,25 +240,40 @@ def clean_output(text: str) -> str:
     "Strip surrounding whitespace and backticks from a generated sentence (as the official chain does)."
     return text.strip().strip("`").strip()
 
+def round_inputs(chain: Sequence[str], r: int, lam_r: float) -> tuple:
+    "What round r's greedy output depends on: (conditional sentence, negative sentence or None when it cancels)."
+    cond, neg = chain[r - 1], chain[max(r - 2, 0)]
+    return (cond, None if lam_r == 0 or neg == cond else neg)
+
 def generate_chains(model, tokenizer, sources: Sequence[str], rounds: int = 32, lam: float = 0.5, first_lam: float = 0.0,
                     max_new_tokens: int = 100, batch_size: int = 16, stop_at_newline: bool = True, prompt: str = "ours",
-                    indent: bool = True, few_shot: bool = False, show_progress: bool = False) -> list[dict]:
-    """Ranking chains for `sources`: dicts with `source`, `chain` ([x0 … xn], generation order) and per-round `stops`
-    and `raw` outputs. λ applies to rounds 2..n, `first_lam` to round 1 (paper: 0)."""
+                    indent: bool = True, few_shot: bool = False, show_progress: bool = False,
+                    skip_fixed_points: bool = True) -> list[dict]:
+    """Ranking chains for `sources`: dicts with `source`, `chain` ([x0 … xn], generation order), per-round `stops`
+    and `raw` outputs, and `fixed_from` (first round reused from a fixed point, or None). λ applies to rounds 2..n,
+    `first_lam` to round 1 (paper: 0)."""
     sources = [s.strip() for s in check_sentences(sources, "sources")]
     _check_pos_int(rounds, "rounds"); lam = _check_lam(lam); first_lam = _check_lam(first_lam)
-    recs = [dict(source=s, chain=[s], stops=[], raw=[]) for s in sources]
+    recs = [dict(source=s, chain=[s], stops=[], raw=[], fixed_from=None) for s in sources]
     pr = lambda s: ranking_prompt(tokenizer, s if s.strip() else "...", prompt, indent, few_shot)
+    last_inputs = [None] * len(recs)
     for r in tqdm(range(1, rounds + 1), desc="rounds", disable=not show_progress, leave=False):
-        cond = [pr(c["chain"][r - 1]) for c in recs]
-        neg = [pr(c["chain"][max(r - 2, 0)]) for c in recs]
-        outs = directional_generate(model, tokenizer, cond, neg, lam=first_lam if r == 1 else lam, max_new_tokens=max_new_tokens,
-                                    batch_size=batch_size, stop_at_newline=stop_at_newline, return_details=True)
-        for c, o in zip(recs, outs):
-            c["chain"].append(clean_output(o["text"])); c["stops"].append(o["stop"]); c["raw"].append(o["text"])
+        lam_r = first_lam if r == 1 else lam
+        inputs = [round_inputs(c["chain"], r, lam_r) for c in recs]
+        todo = [i for i in range(len(recs)) if not (skip_fixed_points and inputs[i] == last_inputs[i])]
+        outs = dict(zip(todo, directional_generate(
+            model, tokenizer, [pr(recs[i]["chain"][r - 1]) for i in todo], [pr(recs[i]["chain"][max(r - 2, 0)]) for i in todo],
+            lam=lam_r, max_new_tokens=max_new_tokens, batch_size=batch_size, stop_at_newline=stop_at_newline,
+            return_details=True))) if todo else {}
+        for i, c in enumerate(recs):
+            if i in outs: o = outs[i]; c["chain"].append(clean_output(o["text"])); c["stops"].append(o["stop"]); c["raw"].append(o["text"])
+            else:        # a fixed point: the same inputs as the previous round give the same output
+                if c["fixed_from"] is None: c["fixed_from"] = r
+                c["chain"].append(c["chain"][-1]); c["stops"].append(c["stops"][-1]); c["raw"].append(c["raw"][-1])
+        last_inputs = inputs
     return recs
 
-# %% ../nbs/20_contrastive_decoding.ipynb #c023
+# %% ../nbs/20_contrastive_decoding.ipynb #c025
 FILTERS = ("newline", "repeat", "empty", "truncated")
 
 def chain_flags(rec: dict, min_repeat: int = 3) -> list[str]:
@@ -252,7 +300,7 @@ def filter_chains(recs: Sequence[dict], rules: Sequence[str] = FILTERS, min_repe
     counts |= {"total": len(recs), "kept": len(kept)}
     return kept, counts
 
-# %% ../nbs/20_contrastive_decoding.ipynb #c026
+# %% ../nbs/20_contrastive_decoding.ipynb #c028
 def chain_stats(recs: Sequence[dict]) -> dict:
     "copy_rate, frozen fraction and mean distinct sentences of chain records."
     if not recs: return {"n": 0, "copy_rate": None, "frozen": None, "distinct": None}
@@ -261,7 +309,7 @@ def chain_stats(recs: Sequence[dict]) -> dict:
             "frozen": float(np.mean([r["chain"][-1] == r["chain"][-2] for r in recs])),
             "distinct": float(np.mean([len(set(r["chain"])) for r in recs]))}
 
-# %% ../nbs/20_contrastive_decoding.ipynb #c029
+# %% ../nbs/20_contrastive_decoding.ipynb #c031
 LIST_INSTRUCTION = ("Your task is to take an input sentence and generate a sequence of {n} sentences that gradually and progressively "
                     "diverge in meaning from the original sentence. The final sentence should be completely unrelated to the original sentence.\n"
                     "Example Input: The cat is sleeping on the warm windowsill.\nExample Output:\n"
@@ -299,7 +347,7 @@ def shuffle_chains(recs: Sequence[dict], seed: int = 0) -> list[dict]:
         out.append(dict(r, chain=[r["chain"][0]] + rest))
     return out
 
-# %% ../nbs/20_contrastive_decoding.ipynb #c032
+# %% ../nbs/20_contrastive_decoding.ipynb #c034
 from .training import append_jsonl as _append_jsonl, read_jsonl as _read_jsonl
 
 JOB_SETTINGS = ("model", "mode", "rounds", "lam", "first_lam", "max_new_tokens", "stop_at_newline", "prompt", "indent", "few_shot")
@@ -374,7 +422,7 @@ def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokeniz
     bar.close()
     return {"done": len(sources) - len(todo) + new, "new": new}
 
-# %% ../nbs/20_contrastive_decoding.ipynb #c035
+# %% ../nbs/20_contrastive_decoding.ipynb #c037
 def chain_similarity(encode: Callable, recs: Sequence[dict]) -> np.ndarray:
     "Cosine-similarity matrices [N, K, K] of the chains (all of length K); each distinct sentence is encoded once."
     if not recs: raise ValueError("no chains to analyse")
@@ -416,7 +464,7 @@ def monotonicity_summary(S: np.ndarray) -> dict:
     return {"n_chains": int(S.shape[0]), "spearman": float(m["spearman"].mean()), "triples": float(m["triples"].mean()),
             "drift": float(m["drift"].mean()), "sim_to_source": [float(x) for x in S[:, 0, :].mean(0)]}
 
-# %% ../nbs/20_contrastive_decoding.ipynb #c037
+# %% ../nbs/20_contrastive_decoding.ipynb #c039
 def plot_monotonicity(S_by_method: dict, path=None, title: str = "similarity to x(0) along the chain"):
     "Left: mean cos(x0, xi) per index i for each method (±1 s.e.); right: mean similarity matrix of each method."
     import matplotlib; matplotlib.use("Agg")
@@ -436,7 +484,7 @@ def plot_monotonicity(S_by_method: dict, path=None, title: str = "similarity to 
     if path is not None: fig.savefig(path, dpi=110)
     return fig
 
-# %% ../nbs/20_contrastive_decoding.ipynb #c039
+# %% ../nbs/20_contrastive_decoding.ipynb #c041
 BENCH_SENTENCES = ["A man is playing a guitar on a crowded street.", "Two dogs are running through a snowy field.",
                    "A woman in a red dress is dancing at a wedding.", "Children are building a sandcastle on the beach.",
                    "An old man is reading a newspaper on a park bench.", "A chef is cutting vegetables in a busy kitchen.",
@@ -476,12 +524,16 @@ def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Seque
     for bs in batch_sizes:
         n = n_batch1 if bs == 1 else bs
         if n > len(sents): raise ValueError(f"batch {bs} needs at most {len(sents)} prompts")
-        t_mine = t_hf = float("inf")
+        t_mine = t_hf = t_noshare = float("inf")
         for _ in range(repeats):
             t0 = time.perf_counter()
             mine = directional_generate(model, tokenizer, conds[:n], negs[:n], lam=lam, max_new_tokens=max_new_tokens,
                                         batch_size=bs, return_details=True)
             t_mine = min(t_mine, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            directional_generate(model, tokenizer, conds[:n], negs[:n], lam=lam, max_new_tokens=max_new_tokens,
+                                 batch_size=bs, share_prefix=False)
+            t_noshare = min(t_noshare, time.perf_counter() - t0)
             t0 = time.perf_counter()
             ref = []
             for s in range(0, n, bs): ref += _hf_batch(model, tokenizer, conds[s:s + bs], negs[s:s + bs], lam, max_new_tokens)
@@ -489,7 +541,9 @@ def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Seque
         ntok = sum(len(m["ids"]) + (m["stop"] == "eos") for m in mine)
         same = sum(m["ids"] == r for m, r in zip(mine, ref))
         results[bs] = dict(batch=bs, prompts=n, tokens=ntok, ours_tok_s=ntok / t_mine, hf_tok_s=ntok / t_hf,
-                           speedup=t_hf / t_mine, identical_rows=same, rows=n)
+                           speedup=t_hf / t_mine, identical_rows=same, rows=n, ours_no_shared_prefix_tok_s=ntok / t_noshare,
+                           speedup_no_shared_prefix=t_hf / t_noshare)
         print(f"batch {bs:2d}: {n} prompts, {ntok} tokens | ours {ntok / t_mine:7.1f} tok/s | transformers {ntok / t_hf:7.1f} tok/s"
-              f" | speedup {t_hf / t_mine:.2f}x | identical tokens {same}/{n} rows")
+              f" | speedup {t_hf / t_mine:.2f}x | identical tokens {same}/{n} rows"
+              f" | without the shared prefix {ntok / t_noshare:.1f} tok/s ({t_hf / t_noshare:.2f}x)")
     return results

