@@ -410,4 +410,5 @@ d = { 'settings': { 'branch': 'main',
                                       'sentemb_lit.training.read_jsonl': ('training.html#read_jsonl', 'sentemb_lit/training.py'),
                                       'sentemb_lit.training.resolve_out_dir': ('training.html#resolve_out_dir', 'sentemb_lit/training.py'),
                                       'sentemb_lit.training.save_results': ('training.html#save_results', 'sentemb_lit/training.py'),
-                                      'sentemb_lit.training.set_seed': ('training.html#set_seed', 'sentemb_lit/training.py')}}}
+                                      'sentemb_lit.training.set_seed': ('training.html#set_seed', 'sentemb_lit/training.py'),
+                                      'sentemb_lit.training.to_device': ('training.html#to_device', 'sentemb_lit/training.py')}}}

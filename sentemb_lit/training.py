@@ -5,6 +5,7 @@
 # %% ../nbs/03_training.ipynb #c002
 from __future__ import annotations
 import json, math, os, random, shutil, tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -13,8 +14,8 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['PROFILES', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'append_jsonl', 'read_jsonl', 'set_seed',
-           'NonFiniteLossError', 'check_finite', 'atomic_write_dir', 'FitResult', 'fit', 'plot_training_log',
-           'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
+           'NonFiniteLossError', 'check_finite', 'atomic_write_dir', 'FitResult', 'to_device', 'fit',
+           'plot_training_log', 'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
 
 # %% ../nbs/03_training.ipynb #c005
 def _atomic_write(path, write: Callable[[Path], None]) -> Path:
@@ -121,6 +122,13 @@ class FitResult:
         return pd.DataFrame(read_jsonl(self.log_path))
 
 # %% ../nbs/03_training.ipynb #c014
+def to_device(batch, device):
+    "`batch` with every tensor (also inside dicts, lists and tuples) moved to `device`; anything else as it is."
+    if isinstance(batch, torch.Tensor): return batch.to(device)
+    if isinstance(batch, Mapping): return {k: to_device(v, device) for k, v in batch.items()}   # a BatchEncoding too
+    if isinstance(batch, (list, tuple)): return type(batch)(to_device(v, device) for v in batch)
+    return batch
+
 def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any, int], tuple], batch_at: Callable[[int], Any],
         n_steps: int, out_dir, evaluate: Callable[[], float] | None = None, eval_every: int = 0,
         save_best: Callable[[Path], None] | None = None, ckpt_every: int = 0, seed: int = 0, scheduler=None,
@@ -129,7 +137,8 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
     """Train `modules` (name → nn.Module) for `n_steps` steps: `loss_fn(batch, step) -> (loss, {term: value})`,
     `batch_at(step) -> batch` deterministic. Resumes from `out_dir/checkpoint.pt` when present.
     `evaluate() -> dev score` (higher is better) every `eval_every` steps; `save_best(folder)` keeps the best model.
-    `stop_after=k` ends after step k as if interrupted (for resume tests)."""
+    `stop_after=k` ends after step k as if interrupted (for resume tests). The tensors of each batch are moved to the
+    accelerator's device (`to_device`), so `batch_at` may build them on the CPU."""
     from accelerate import Accelerator
     if not modules or not all(isinstance(m, torch.nn.Module) for m in modules.values()):
         raise TypeError("modules must be a non-empty dict name -> torch.nn.Module")
@@ -159,6 +168,7 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
             state["best_score"], state["best_step"] = score, step
             if save_best is not None: atomic_write_dir(out_dir / "best", save_best)
         append_jsonl(log_path, {"step": step, "dev": score, "best": state["best_score"]})
+        state["evaluated_step"] = step
         return score
 
     if ckpt_path.exists():
@@ -181,7 +191,7 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
     running = None
     for step in bar:
         torch.manual_seed(_step_seed(seed, step)); random.seed(_step_seed(seed, step)); np.random.seed(_step_seed(seed, step) % 2**32)
-        loss, terms = loss_fn(batch_at(step), step)
+        loss, terms = loss_fn(to_device(batch_at(step), accelerator.device), step)
         if not check_finite(loss, step, on_nonfinite):
             optimizer.zero_grad(set_to_none=True); state["skipped"] += 1
             append_jsonl(log_path, {"step": step, "skipped": True})
@@ -201,7 +211,7 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
             bar.close()
             return FitResult(state["best_score"], state["best_step"], step, out_dir, True, state["skipped"])
     bar.close()
-    if eval_every and n_steps % eval_every: run_eval(n_steps)
+    if eval_every and n_steps % eval_every and state.get("evaluated_step") != n_steps: run_eval(n_steps)   # not twice on a rerun
     save_checkpoint()
     try:
         fig = plot_training_log(log_path); fig.savefig(out_dir / "curves.png", dpi=110); import matplotlib.pyplot as plt; plt.close(fig)
