@@ -48,14 +48,16 @@ def build_report(paper: str, profile: str, run_dir: Path, statuses: list[dict], 
     "REPORT.md text for one paper's run."
     import pandas as pd
     claims = {(c["table"], c["method"], c["metric"]): c for c in read_claims(paper_dir)}
-    results = [json.loads(p.read_text()) for p in sorted(Path(run_dir).glob("*.results.json"))]
+    # a run folder may hold further passes in sub-folders (e.g. runs/cpu/loss_ablation/): their results follow, labelled
+    paths = sorted(Path(run_dir).glob("*.results.json")) + sorted(p for p in Path(run_dir).glob("*/*.results.json"))
+    results = [json.loads(p.read_text()) | {"_where": p.parent.relative_to(run_dir).as_posix()} for p in paths]
     out = [f"# Reproduction report: {paper}", "",
            f"Profile `{profile}`, generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on "
            f"{platform.machine()} / {os.cpu_count()} CPU(s) by `sentemb-lit reproduce`. Executed notebooks and raw "
            f"results: `{Path(shown_dir or run_dir).as_posix()}`.", "", "## Notebooks", ""]
     out.append(markdown_table(pd.DataFrame(statuses), index=False))
     for res in results:
-        out += ["", f"## {res['name']}", ""]
+        out += ["", f"## {res['name']}" + (f" (`{res['_where']}/`)" if res["_where"] != "." else ""), ""]
         if res["rows"]:
             df = pd.DataFrame(res["rows"])
             df["paper"] = [claims.get((r["table"], r["method"], r["metric"]), {}).get("value") for r in res["rows"]]

@@ -135,7 +135,8 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
     """Post-train `student` (registry name / path, or a (model, tokenizer) pair) on ranking `chains` (lists of sentences in
     generation order) with ListMLE against `mode`'s target. `eval_every=None` evaluates at the start and the end only;
     `dev0` (the known dev score of the untrained student) skips the step-0 evaluation. Returns {'student': RankStudent
-    with the best-dev weights, 'tokenizer', 'fit': FitResult, 'dev0': dev score before training}."""
+    with the best-dev weights, 'tokenizer', 'fit': FitResult, 'dev0': dev score before training, 'last_state': the
+    student's state dict after the last step}."""
     from sentemb_lit.evaluation import evaluate_dev
     chains = [check_sentences(c, f"chains[{i}]") for i, c in enumerate(chains)]
     if not chains: raise ValueError("no chains to train on")
@@ -176,10 +177,11 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               seed=seed, scheduler=sched, max_grad_norm=1.0, progress=progress, stop_after=stop_after, desc=f"posttrain[{mode}]")
     log = read_jsonl(out_dir / "log.jsonl")
     dev0 = next((r["dev"] for r in log if r.get("step") == 0 and "dev" in r), None)
+    last_state = _student_state(model)                          # the weights after the last step
     if (out_dir / "best" / "student.pt").exists():
         model.load_state_dict(torch.load(out_dir / "best" / "student.pt", map_location="cpu"))
     model.eval()
-    return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0}
+    return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state}
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c025
 def collapse_repeats(chain: Sequence[str]) -> list[str]:
@@ -189,18 +191,32 @@ def collapse_repeats(chain: Sequence[str]) -> list[str]:
         if x not in seen: seen.add(x); out.append(x)
     return out
 
-def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, test_limit: int | None = None, **kw) -> dict:
-    "posttrain(chains, run_dir, **kw), then 7-STS test scores of the best-dev student; cached in run_dir/result.json."
+def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, test_limit: int | None = None,
+                           test_last: bool = True, **kw) -> dict:
+    """posttrain(chains, run_dir, **kw), then 7-STS test scores of the best-dev student (`scores`) and, with `test_last`,
+    of the student after the last step (`scores_last`). Cached in run_dir/result.json (a cache without `scores_last`
+    is completed: `fit` resumes from its final checkpoint, or retrains when the checkpoint was deleted)."""
     from sentemb_lit.evaluation import evaluate_sts
     from sentemb_lit.training import atomic_write_json
     cache = Path(run_dir) / "result.json"
-    if cache.exists(): return json.loads(cache.read_text())
+    if cache.exists():
+        res = json.loads(cache.read_text())
+        if not test_last or "scores_last" in res: return res
     t0 = time.time()
     r = posttrain(chains, run_dir, **kw)
-    if r["fit"].best_step == 0 and base_scores is not None: scores = dict(base_scores)
-    else: scores = evaluate_sts(SentenceEncoder(r["student"].encoder, r["tokenizer"], r["student"].pooling, show_progress=False),
+    student = r["student"]
+    test = lambda: evaluate_sts(SentenceEncoder(student.encoder, r["tokenizer"], student.pooling, show_progress=False),
                                 limit=test_limit).scores
+    if r["fit"].best_step == 0 and base_scores is not None: scores = dict(base_scores)
+    else: scores = test()
     res = {"scores": scores, "dev0": r["dev0"], "best_dev": r["fit"].best_score, "best_step": r["fit"].best_step,
-           "steps": r["fit"].last_step, "n_chains": len(chains), "seconds": round(time.time() - t0, 1)}
+           "steps": r["fit"].last_step, "n_chains": len(chains)}
+    if test_last:
+        if r["fit"].best_step == r["fit"].last_step: res["scores_last"] = dict(scores)
+        else:
+            best = _student_state(student)
+            student.load_state_dict(r["last_state"]); res["scores_last"] = test(); student.load_state_dict(best)
+    res["seconds"] = round(time.time() - t0, 1)
     atomic_write_json(cache, res)
     return res
+
