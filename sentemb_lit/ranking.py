@@ -213,9 +213,7 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
            "steps": r["fit"].last_step, "n_chains": len(chains)}
     if test_last:
         if r["fit"].best_step == r["fit"].last_step: res["scores_last"] = dict(scores)
-        else:
-            best = _student_state(student)
-            student.load_state_dict(r["last_state"]); res["scores_last"] = test(); student.load_state_dict(best)
+        else: student.load_state_dict(r["last_state"]); res["scores_last"] = test()
     res["seconds"] = round(time.time() - t0, 1)
     atomic_write_json(cache, res)
     return res
