@@ -13,57 +13,12 @@ import numpy as np, torch
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['PROFILES', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'append_jsonl', 'read_jsonl', 'set_seed',
-           'NonFiniteLossError', 'check_finite', 'atomic_write_dir', 'FitResult', 'to_device', 'fit',
-           'plot_training_log', 'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
+__all__ = ['PROFILES', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult', 'to_device', 'fit', 'plot_training_log',
+           'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
 
 # %% ../nbs/03_training.ipynb #c005
-def _atomic_write(path, write: Callable[[Path], None]) -> Path:
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent); os.close(fd)
-    try:
-        write(Path(tmp)); os.chmod(tmp, 0o644); os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.remove(tmp)
-    return path
-
-def atomic_write_text(path, text: str) -> Path:
-    "Write `text` to `path` atomically."
-    return _atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
-
-def atomic_write_json(path, obj) -> Path:
-    "Write `obj` as indented JSON to `path` atomically (NaN/inf are refused)."
-    return atomic_write_text(path, json.dumps(obj, indent=2, allow_nan=False, default=_json_default) + "\n")
-
-def atomic_torch_save(obj, path) -> Path:
-    "torch.save to `path` atomically."
-    return _atomic_write(path, lambda p: torch.save(obj, p))
-
-def _json_default(o):
-    if isinstance(o, (np.integer,)): return int(o)
-    if isinstance(o, (np.floating,)): return float(o)
-    if isinstance(o, np.ndarray): return o.tolist()
-    if isinstance(o, Path): return str(o)
-    raise TypeError(f"{type(o).__name__} is not JSON serialisable")
-
-# %% ../nbs/03_training.ipynb #c006
-def append_jsonl(path, record: dict) -> None:
-    "Append one JSON record as a single complete line (one write on an O_APPEND descriptor, then fsync)."
-    line = (json.dumps(record, allow_nan=False, default=_json_default) + "\n").encode("utf-8")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line); os.fsync(fd)
-    finally: os.close(fd)
-
-def read_jsonl(path) -> list[dict]:
-    "Records of a JSON Lines file; a missing file is empty, a torn last line (no newline) is ignored."
-    path = Path(path)
-    if not path.exists(): return []
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    if not text.endswith("\n"): lines = lines[:-1]        # torn final line from an interrupted write
-    return [json.loads(l) for l in lines if l.strip()]
+from .io import (atomic_write_text, atomic_write_json, atomic_torch_save, atomic_write_dir, append_jsonl,
+                            read_jsonl, exclusive, LockedError, CorruptFileError, _json_default)
 
 # %% ../nbs/03_training.ipynb #c009
 def set_seed(seed: int) -> None:
@@ -88,20 +43,6 @@ def _step_seed(seed: int, step: int) -> int: return (seed * 1_000_003 + step) % 
 
 def _rng_state() -> dict:
     return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}
-
-def atomic_write_dir(target, write: Callable[[Path], None]) -> Path:
-    "Write a folder via a temporary sibling, then swap it into place (a reader never sees half a model or checkpoint)."
-    target = Path(target); target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
-    try:
-        write(tmp)
-        old = target.with_name(target.name + ".old")
-        if target.exists(): os.replace(target, old)
-        os.replace(tmp, target)
-        if old.exists(): shutil.rmtree(old)
-    finally:
-        if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 # %% ../nbs/03_training.ipynb #c013
 @dataclass
