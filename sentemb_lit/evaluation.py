@@ -5,7 +5,7 @@
 # %% ../nbs/02_evaluation.ipynb #c002
 from __future__ import annotations
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence
 import numpy as np, pandas as pd
@@ -13,8 +13,8 @@ from scipy.stats import pearsonr, spearmanr
 from .data import STS_TASKS, STSData, load_sts
 
 # %% auto #0
-__all__ = ['AGGREGATIONS', 'cosine_scores', 'correlations', 'task_scores', 'STSResults', 'evaluate_sts', 'evaluate_dev',
-           'alignment_uniformity', 'similarity_by_gold_bin', 'plot_similarity_density']
+__all__ = ['AGGREGATIONS', 'cosine_scores', 'correlations', 'task_scores', 'as_encode', 'STSResults', 'evaluate_sts',
+           'evaluate_dev', 'alignment_uniformity', 'similarity_by_gold_bin', 'plot_similarity_density']
 
 # %% ../nbs/02_evaluation.ipynb #c005
 def cosine_scores(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -28,23 +28,33 @@ def cosine_scores(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(1) / (na * nb)
 
 # %% ../nbs/02_evaluation.ipynb #c007
-def correlations(pred: np.ndarray, gold: np.ndarray) -> dict:
-    "Pearson and Spearman (×100) of system scores against gold scores."
+def _check_varies(x: np.ndarray, what: str):
+    if np.ptp(x) == 0:
+        raise ValueError(f"{what} are constant ({x[0]:.4g} for all {len(x)} pairs): a rank correlation is undefined"
+                         " — an encoder that maps every sentence to one direction, or too few pairs")
+
+def correlations(pred: np.ndarray, gold: np.ndarray, what: str = "pairs") -> dict:
+    "Pearson and Spearman (×100) of system scores against gold scores; `what` names the pairs in errors."
     pred, gold = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
-    if pred.shape != gold.shape or pred.ndim != 1: raise ValueError(f"pred and gold must be 1-D of one length, got {pred.shape}, {gold.shape}")
-    if len(pred) < 2: raise ValueError("a correlation needs at least 2 pairs")
-    if np.isnan(pred).any() or np.isnan(gold).any(): raise ValueError("scores contain NaN")
-    return {"pearson": 100 * float(pearsonr(pred, gold)[0]), "spearman": 100 * float(spearmanr(pred, gold)[0]), "n": int(len(pred))}
+    if pred.shape != gold.shape or pred.ndim != 1:
+        raise ValueError(f"{what}: pred and gold must be 1-D of one length, got {pred.shape}, {gold.shape}")
+    if len(pred) < 2: raise ValueError(f"{what}: a correlation needs at least 2 pairs, got {len(pred)}")
+    if not (np.isfinite(pred).all() and np.isfinite(gold).all()): raise ValueError(f"{what}: scores contain NaN or inf")
+    _check_varies(pred, f"{what}: the predicted similarities")
+    _check_varies(gold, f"{what}: the gold scores")
+    return {"pearson": 100 * float(pearsonr(pred, gold)[0]), "spearman": 100 * float(spearmanr(pred, gold)[0]),
+            "n": int(len(pred))}
 
 # %% ../nbs/02_evaluation.ipynb #c008
 AGGREGATIONS = ("all", "mean", "wmean")
 
 def task_scores(data: STSData, pred: np.ndarray) -> dict:
     "Correlations of one task: per subset and the three aggregations (STS12–16), or the split's (STS-B, SICK-R)."
-    res = {"all": correlations(pred, data.scores)}
+    res = {"all": correlations(pred, data.scores, data.task)}
     if data.subsets:
         subsets = np.asarray(data.subsets)
-        per = {s: correlations(pred[subsets == s], data.scores[subsets == s]) for s in dict.fromkeys(data.subsets)}
+        per = {s: correlations(pred[subsets == s], data.scores[subsets == s], f"{data.task} subset {s}")
+               for s in dict.fromkeys(data.subsets)}
         n = np.array([v["n"] for v in per.values()])
         for m in ("pearson", "spearman"):
             vals = np.array([v[m] for v in per.values()])
@@ -57,18 +67,35 @@ def task_scores(data: STSData, pred: np.ndarray) -> dict:
     return res
 
 # %% ../nbs/02_evaluation.ipynb #c010
+def as_encode(encoder) -> Callable:
+    "A function list[str] -> [N, d] array from a callable or from an object with `.encode` (MTEB / sentence-transformers)."
+    if hasattr(encoder, "encode") and callable(encoder.encode): return lambda s: encoder.encode(s)
+    if callable(encoder): return encoder
+    raise TypeError(f"encode must be callable or have .encode(list[str]); got a {type(encoder).__name__}")
+
 def _embed_unique(encode: Callable, sentences: list[str]) -> dict[str, np.ndarray]:
     unique = list(dict.fromkeys(sentences))
     emb = np.asarray(encode(unique))
+    if emb.dtype.kind not in "fiu":
+        raise TypeError(f"encode must return numbers, got an array of dtype {emb.dtype} ({type(emb.flat[0]).__name__})")
     if emb.ndim != 2 or emb.shape[0] != len(unique):
         raise ValueError(f"encode must return an array [N, d] for N={len(unique)} sentences, got shape {emb.shape}")
     if not np.isfinite(emb).all(): raise ValueError("encode returned NaN or inf values")
-    return dict(zip(unique, emb))
+    return dict(zip(unique, emb.astype(np.float64)))
 
+# %% ../nbs/02_evaluation.ipynb #c010b
 def _strided(data: STSData, limit: int | None) -> STSData:
-    "An evenly strided subsample (keeps every subset present) — for smoke tests only, not the protocol."
+    "An evenly strided subsample with at least 2 pairs of every subset — for smoke tests only, not the protocol."
     if not limit or limit >= len(data): return data
-    idx = np.linspace(0, len(data) - 1, limit).round().astype(int)
+    names = list(dict.fromkeys(data.subsets)) if data.subsets else [None]
+    if limit < 2 * len(names):
+        raise ValueError(f"limit={limit} is too small for {data.task}: its {len(names)} subsets need at least 2 pairs "
+                         f"each (limit >= {2 * len(names)})")
+    groups = [np.flatnonzero(np.asarray(data.subsets) == s) if s else np.arange(len(data)) for s in names]
+    sizes = np.array([len(g) for g in groups])
+    take = 2 + np.floor((limit - 2 * len(names)) * sizes / sizes.sum()).astype(int)
+    idx = np.concatenate([g[np.unique(np.linspace(0, len(g) - 1, min(t, len(g))).round().astype(int))]
+                          for g, t in zip(groups, take)])
     pick = lambda xs: [xs[i] for i in idx]
     return STSData(data.task, data.split, data.variant, pick(data.sentences1), pick(data.sentences2), data.scores[idx],
                    pick(data.subsets) if data.subsets else None)
@@ -81,13 +108,14 @@ def _cached_sts(task, split, variant, root):
 # %% ../nbs/02_evaluation.ipynb #c012
 @dataclass
 class STSResults:
-    "Scores of an STS evaluation: `scores` (task → Spearman×100, plus 'avg'), `details` (all correlations)."
+    "Scores of an STS evaluation: `scores` (task → Spearman×100, plus 'avg'), `details`, and per-pair `pairs`."
     scores: dict
     details: dict
     variant: str
     aggregation: str
     split: str = "test"
     limit: int | None = None
+    pairs: dict = field(default_factory=dict, repr=False)   # task -> {"gold", "pred", "subset"}: for paired CIs
 
     @property
     def table(self) -> pd.DataFrame:
@@ -102,10 +130,16 @@ class STSResults:
             for sub, v in res.get("subsets", {}).items(): rows.append({"task": task, "subset": sub, **v})
         return pd.DataFrame(rows)
 
-    def to_dict(self) -> dict:
-        return json.loads(json.dumps({"scores": self.scores, "details": self.details, "variant": self.variant,
-                                      "aggregation": self.aggregation, "split": self.split, "limit": self.limit}))
-    def __repr__(self): return f"STSResults({self.variant}, {self.aggregation}: " + ", ".join(f"{k} {v:.2f}" for k, v in self.scores.items()) + ")"
+    def to_dict(self, pairs: bool = False) -> dict:
+        "JSON-able record; `pairs=True` adds the per-pair gold scores and cosines (so CIs can be recomputed)."
+        d = {"scores": self.scores, "details": self.details, "variant": self.variant,
+             "aggregation": self.aggregation, "split": self.split, "limit": self.limit}
+        if pairs: d["pairs"] = self.pairs
+        return json.loads(json.dumps(d))
+
+    def __repr__(self):
+        return f"STSResults({self.variant}, {self.aggregation}: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in self.scores.items()) + ")"
 
 # %% ../nbs/02_evaluation.ipynb #c013
 def _check_tasks(tasks) -> tuple:
@@ -122,18 +156,19 @@ def evaluate_sts(encode: Callable, tasks: Sequence[str] = STS_TASKS, variant: st
     STS12–16 report `aggregation` ('all' = SimCSE's pooled setting); STS-B/SICK-R the chosen split; plus 'avg'."""
     tasks = _check_tasks(tasks)
     if aggregation not in AGGREGATIONS: raise ValueError(f"Unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}")
-    if not callable(encode): raise TypeError("encode must be callable: list[str] -> array [N, d]")
+    encode = as_encode(encode)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 2):
         raise ValueError(f"limit must be None or an int ≥ 2 (pairs per task), got {limit!r}")
     datas = {t: _strided(_cached_sts(t, split if t in ("stsb", "sickr") else "test", variant, root), limit) for t in tasks}
     emb = _embed_unique(encode, [s for d in datas.values() for s in d.sentences1 + d.sentences2])
-    details, scores = {}, {}
+    details, scores, pairs = {}, {}, {}
     for t, d in datas.items():
         pred = cosine_scores(np.stack([emb[s] for s in d.sentences1]), np.stack([emb[s] for s in d.sentences2]))
         details[t] = task_scores(d, pred)
         scores[t] = details[t][aggregation]["spearman"]
+        pairs[t] = {"gold": d.scores.tolist(), "pred": pred.tolist(), "subset": d.subsets}
     scores["avg"] = float(np.mean([scores[t] for t in tasks]))
-    return STSResults(scores, details, variant, aggregation, split, limit)
+    return STSResults(scores, details, variant, aggregation, split, limit, pairs)
 
 # %% ../nbs/02_evaluation.ipynb #c018
 def evaluate_dev(encode: Callable, tasks: Sequence[str] = ("stsb", "sickr"), variant: str = "original", root=None,
