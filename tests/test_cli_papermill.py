@@ -30,8 +30,10 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
          "source": ['profile = "smoke"\n', "out_dir = None"]},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "id": "b",
          "source": ["from sentemb_lit.training import save_results\n",
-                    "save_results(out_dir, 'probe', [{'table': 'T', 'method': 'm', 'metric': 'avg', 'value': 1.5, 'setting': profile}],\n",
-                    "             [{'claim': 'profile injected', 'holds': profile == 'cpu', 'evidence': profile}])"]}]
+                    "from sentemb_lit.report import finding\n",
+                    "rows = [{'table': 'T', 'method': 'm', 'metric': 'avg', 'value': 1.5, 'setting': profile}]\n",
+                    "ci = (0.2, 0.9) if profile == 'cpu' else (-0.9, -0.2)\n",
+                    "save_results(out_dir, '30_probe', rows, [finding('profile injected', 0.4, 0.5, *ci)])"]}]
     nb = {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "python3", "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
     (tmp_path / "nbs" / "30_probe.ipynb").write_text(json.dumps(nb))
@@ -42,9 +44,11 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
                          text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     report = (tmp_path / "papers" / "pretcot_ke" / "REPORT.md").read_text()
-    assert "**holds**: profile injected" in report and "hand-written discussion" in report
-    assert "| m | avg | 2.00 | 1.50 | cpu |" in report
-    assert (tmp_path / "papers" / "pretcot_ke" / "runs" / "cpu" / "30_probe.ipynb").exists()
+    assert "| profile injected | +0.40 | +0.50 | +0.20 … +0.90 | **holds** |" in report
+    assert "[NOTES.md](NOTES.md)" in report and "*Setting:* cpu" in report and "| m | 1.50 (2.00) |" in report
+    record = tmp_path / "papers" / "pretcot_ke" / "runs" / "cpu"
+    assert (record / "30_probe.ipynb").exists() and json.loads((record / "statuses.json").read_text())[0]["status"] == "ok"
+    assert not list(record.parent.glob("cpu.attempt-*"))               # the successful attempt became the record
 
 
 def test_generate_ranking_and_embed_commands(tmp_path, data_root):
