@@ -69,6 +69,8 @@ def task_scores(data: STSData, pred: np.ndarray) -> dict:
 # %% ../nbs/02_evaluation.ipynb #c010
 def as_encode(encoder) -> Callable:
     "A function list[str] -> [N, d] array from a callable or from an object with `.encode` (MTEB / sentence-transformers)."
+    if isinstance(encoder, (str, bytes)):
+        raise TypeError(f"encode must be callable or have .encode(list[str]); got a str {encoder!r} — load a model first")
     if hasattr(encoder, "encode") and callable(encoder.encode): return lambda s: encoder.encode(s)
     if callable(encoder): return encoder
     raise TypeError(f"encode must be callable or have .encode(list[str]); got a {type(encoder).__name__}")
@@ -85,17 +87,18 @@ def _embed_unique(encode: Callable, sentences: list[str]) -> dict[str, np.ndarra
 
 # %% ../nbs/02_evaluation.ipynb #c010b
 def _strided(data: STSData, limit: int | None) -> STSData:
-    "An evenly strided subsample with at least 2 pairs of every subset — for smoke tests only, not the protocol."
+    "A subsample spread evenly over each subset's gold ranks (>= 2 pairs each) — for smoke tests only, not the protocol."
     if not limit or limit >= len(data): return data
     names = list(dict.fromkeys(data.subsets)) if data.subsets else [None]
     if limit < 2 * len(names):
         raise ValueError(f"limit={limit} is too small for {data.task}: its {len(names)} subsets need at least 2 pairs "
                          f"each (limit >= {2 * len(names)})")
     groups = [np.flatnonzero(np.asarray(data.subsets) == s) if s else np.arange(len(data)) for s in names]
+    groups = [g[np.argsort(data.scores[g], kind="stable")] for g in groups]     # so a subsample never has one gold
     sizes = np.array([len(g) for g in groups])
     take = 2 + np.floor((limit - 2 * len(names)) * sizes / sizes.sum()).astype(int)
-    idx = np.concatenate([g[np.unique(np.linspace(0, len(g) - 1, min(t, len(g))).round().astype(int))]
-                          for g, t in zip(groups, take)])
+    idx = np.sort(np.concatenate([g[np.unique(np.linspace(0, len(g) - 1, min(t, len(g))).round().astype(int))]
+                                  for g, t in zip(groups, take)]))
     pick = lambda xs: [xs[i] for i in idx]
     return STSData(data.task, data.split, data.variant, pick(data.sentences1), pick(data.sentences2), data.scores[idx],
                    pick(data.subsets) if data.subsets else None)

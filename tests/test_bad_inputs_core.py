@@ -1,0 +1,181 @@
+"Bad inputs to the core API (io, evaluation, report, cli): each gives a clear error that names the offending input."
+import json, os, subprocess, sys
+from pathlib import Path
+import numpy as np
+import pytest
+from sentemb_lit import io, report
+from sentemb_lit.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
+                                    as_encode)
+
+EXE = Path(sys.executable).parent / "sentemb-lit"
+
+
+def bow(sentences, d=64):
+    out = np.zeros((len(sentences), d))
+    for i, s in enumerate(sentences):
+        out[i, 0] = 1
+        for w in s.lower().split(): out[i, 1 + hash(w) % (d - 1)] += 1
+    return out
+
+
+# ---------------------------------------------------------------- io
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda p: io.atomic_write_text(p / "a.txt", b"bytes"), TypeError, "text must be a str"),
+    (lambda p: io.atomic_write_text(p / "a.txt", None), TypeError, "text must be a str"),
+    (lambda p: io.atomic_write_json(p / "a.json", {"x": float("nan")}), ValueError, "a.json"),
+    (lambda p: io.atomic_write_json(p / "a.json", {"x": float("inf")}), ValueError, "a.json"),
+    (lambda p: io.atomic_write_json(p / "a.json", {"x": object()}), TypeError, "object is not JSON serialisable"),
+    (lambda p: io.append_jsonl(p / "l.jsonl", [1, 2]), TypeError, "record must be a dict"),
+    (lambda p: io.append_jsonl(p / "l.jsonl", "text"), TypeError, "record must be a dict"),
+    (lambda p: io.append_jsonl(p / "l.jsonl", {"x": float("nan")}), ValueError, "l.jsonl"),
+    (lambda p: io.exclusive(p / "o", wait=-1).__enter__(), ValueError, "wait must be seconds"),
+    (lambda p: io.exclusive(p / "o", wait="1").__enter__(), ValueError, "wait must be seconds"),
+    (lambda p: io.fingerprint(object()), TypeError, "cannot fingerprint a object"),
+    (lambda p: io.fingerprint(p / "missing.bin"), FileNotFoundError, "missing.bin"),
+    (lambda p: io.code_hash("no_such_module_xyz"), ValueError, "no_such_module_xyz"),
+    (lambda p: io.KeyedStore(p).path("", "0" * 64), ValueError, "bad result name"),
+    (lambda p: io.KeyedStore(p).path("a/b", "0" * 64), ValueError, "bad result name 'a/b'"),
+    (lambda p: io.KeyedStore(p).path("x", "abc"), ValueError, "not a cache key: 'abc'"),
+    (lambda p: io.KeyedStore(p).load("x", {"key": 5}), ValueError, "not a cache key"),
+])
+def test_io_bad_inputs(tmp_path, call, exc, match):
+    with pytest.raises(exc, match=match): call(tmp_path)
+
+
+@pytest.mark.parametrize("content, match", [
+    ('{"a": 1}\nnot json\n', r"l\.jsonl:2"),
+    ('[1, 2]\n', r"l\.jsonl:1: a JSON list"),
+    ('{"a": 1}\n{"a": \n{"a": 2}\n', r"l\.jsonl:2"),
+    ('"text"\n', r"l\.jsonl:1: a JSON str"),
+])
+def test_corrupt_jsonl_is_named(tmp_path, content, match):
+    (tmp_path / "l.jsonl").write_text(content)
+    with pytest.raises(io.CorruptFileError, match=match): io.read_jsonl(tmp_path / "l.jsonl")
+
+
+def test_non_utf8_jsonl_is_named(tmp_path):
+    (tmp_path / "l.jsonl").write_bytes(b'{"a": "\xff"}\n')
+    with pytest.raises(io.CorruptFileError, match=r"l\.jsonl: byte .* is not UTF-8"): io.read_jsonl(tmp_path / "l.jsonl")
+
+
+def test_second_writer_is_refused_across_processes(tmp_path):
+    code = f"from sentemb_lit.io import exclusive\nimport time\nwith exclusive({str(tmp_path / 'out')!r}): time.sleep(30)"
+    holder = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        for _ in range(100):
+            lock = tmp_path / "out.lock"
+            if lock.exists() and lock.read_text().strip() == str(holder.pid): break
+            import time; time.sleep(0.1)
+        with pytest.raises(io.LockedError, match=rf"out is in use by another process \(pid {holder.pid}\)"):
+            with io.exclusive(tmp_path / "out"): pass
+    finally:
+        holder.kill(); holder.wait()
+    with io.exclusive(tmp_path / "out"): pass                       # a killed holder leaves no stale lock
+
+
+# ---------------------------------------------------------------- evaluation
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: cosine_scores(np.ones((2, 3)), np.ones((3, 3))), ValueError, "one shape"),
+    (lambda: cosine_scores(np.ones(3), np.ones(3)), ValueError, r"\[N, d\]"),
+    (lambda: cosine_scores(np.zeros((1, 3)), np.ones((1, 3))), ValueError, "zero embedding"),
+    (lambda: cosine_scores(np.full((1, 3), np.nan), np.ones((1, 3))), ValueError, "NaN or inf"),
+    (lambda: correlations([1.0], [2.0]), ValueError, "at least 2 pairs"),
+    (lambda: correlations([1, 2, 3], [1, 2]), ValueError, "1-D of one length"),
+    (lambda: correlations([1, 1, 1], [1, 2, 3]), ValueError, "predicted similarities are constant"),
+    (lambda: correlations([1, 2, 3], [2, 2, 2]), ValueError, "gold scores are constant"),
+    (lambda: correlations([1, np.nan, 3], [1, 2, 3]), ValueError, "NaN or inf"),
+    (lambda: correlations([1, 2, 3], [1, 2, 3], what="sts12 subset MSRpar"), None, None),
+    (lambda: evaluate_sts(bow, tasks=("sts99",)), ValueError, "sts99"),
+    (lambda: evaluate_sts(bow, tasks=()), ValueError, "tasks is empty"),
+    (lambda: evaluate_sts(bow, aggregation="median"), ValueError, "median"),
+    (lambda: evaluate_sts(bow, tasks="stsb", limit=1), ValueError, "limit must be None or an int"),
+    (lambda: evaluate_sts(bow, tasks="stsb", limit=0), ValueError, "limit must be None or an int"),
+    (lambda: evaluate_sts(bow, tasks="stsb", limit=-5), ValueError, "limit must be None or an int"),
+    (lambda: evaluate_sts(bow, tasks="stsb", limit=2.5), ValueError, "limit must be None or an int"),
+    (lambda: evaluate_sts(bow, tasks="stsb", limit=True), ValueError, "limit must be None or an int"),
+    (lambda: evaluate_sts(bow, tasks="sts12", limit=9), ValueError, "limit=9 is too small for sts12"),
+    (lambda: evaluate_sts(bow, tasks="sts14", limit=11), ValueError, "limit=11 is too small for sts14"),
+    (lambda: evaluate_sts(42, tasks="stsb"), TypeError, "encode must be callable"),
+    (lambda: evaluate_sts(lambda s: np.ones((len(s), 4)), tasks="stsb"), ValueError, "constant"),
+    (lambda: evaluate_sts(lambda s: np.array([["x"]] * len(s)), tasks="stsb"), TypeError, "dtype"),
+    (lambda: evaluate_sts(lambda s: [object()] * len(s), tasks="stsb"), TypeError, "dtype object"),
+    (lambda: evaluate_sts(lambda s: np.ones((3, 4)), tasks="stsb"), ValueError, "must return an array"),
+    (lambda: evaluate_sts(lambda s: np.full((len(s), 4), np.nan), tasks="stsb"), ValueError, "NaN or inf"),
+    (lambda: evaluate_sts(bow, tasks="stsb", variant="lowercase"), ValueError, "lowercase"),
+    (lambda: evaluate_sts(bow, tasks="stsb", split="validation"), ValueError, "validation"),
+    (lambda: evaluate_dev(bow, tasks=("sts12",)), ValueError, "dev splits"),
+    (lambda: alignment_uniformity(bow, threshold=7), ValueError, "0–5"),
+    (lambda: as_encode("model"), TypeError, "got a str"),
+])
+def test_evaluation_bad_inputs(data_root, call, exc, match):
+    if exc is None: call(); return
+    with pytest.raises(exc, match=match): call()
+
+
+def test_evaluation_limits_work_for_every_task(data_root):
+    "Every limit from 2 × subsets upward gives a score (no 'needs 2 pairs' surprise)."
+    from sentemb_lit.data import STS_TASKS, load_sts
+    for t in STS_TASKS:
+        d = load_sts(t)
+        lim = 2 * max(1, len(set(d.subsets or [None])))
+        assert np.isfinite(evaluate_sts(bow, tasks=t, limit=lim + 4).scores[t])
+
+
+# ---------------------------------------------------------------- report
+g = {"t": np.linspace(0, 5, 50)}
+a = {"t": np.linspace(0, 5, 50) + np.sin(np.arange(50))}
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: report.verdict(0.5, 0.1), ValueError, "above the upper bound"),
+    (lambda: report.verdict(0.1, 0.5, direction=2), ValueError, "direction must be"),
+    (lambda: report.paired_bootstrap(g, a, a, n_boot=10), ValueError, "n_boot must be"),
+    (lambda: report.paired_bootstrap(g, a, a, level=1.5), ValueError, "level must be"),
+    (lambda: report.paired_bootstrap(g, a, {"u": a["t"]}), ValueError, "has tasks"),
+    (lambda: report.paired_bootstrap(g, a, {"t": a["t"][:10]}), ValueError, "same pairs"),
+    (lambda: report.paired_bootstrap(g, a, {"t": np.full(50, np.nan)}), ValueError, "NaN or inf"),
+    (lambda: report.paired_bootstrap(g, [a, a], [a, a, a]), ValueError, "seeds are paired"),
+    (lambda: report.paired_bootstrap(g, [], a), ValueError, "empty list of seeds"),
+    (lambda: report.paired_bootstrap({"t": [1, 2]}, a, a), ValueError, ">= 3 pairs"),
+    (lambda: report.seed_comparison([1, 2], [1]), ValueError, "paired seeds"),
+    (lambda: report.seed_comparison([], []), ValueError, "paired seeds"),
+    (lambda: report.seed_comparison([1, np.nan], [1, 2]), ValueError, "NaN or inf"),
+    (lambda: report.correlation_ci([1, 2], [1, 2]), ValueError, "at least|>= 3 points"),
+    (lambda: report.correlation_ci([1, 1, 1, 1], [1, 2, 3, 4]), ValueError, "vary"),
+    (lambda: report.correlation_ci([1, 2, 3], [1, 2]), ValueError, "one length"),
+    (lambda: report.finding("", 1, 1), ValueError, "claim must be"),
+    (lambda: report.finding("c", ours=float("nan")), ValueError, "ours must be a finite number"),
+    (lambda: report.finding("c", paper="high"), ValueError, "paper must be a finite number"),
+    (lambda: report.finding("c", lo=float("inf"), hi=1.0), ValueError, "lo must be a finite number"),
+])
+def test_report_bad_inputs(call, exc, match):
+    with pytest.raises(exc, match=match): call()
+
+
+def test_bad_claims_csv_is_named(tmp_path):
+    (tmp_path / "claims.csv").write_text("table,method,metric,value\nT,m,avg,high\n")
+    with pytest.raises(ValueError, match=r"claims\.csv:2: value 'high'"): report.read_claims(tmp_path)
+
+
+# ---------------------------------------------------------------- command line
+@pytest.mark.parametrize("args, match", [
+    (["eval-sts", "--tasks", ""], "--tasks"),
+    (["eval-sts", "--tasks", "stsb,,sickr"], "--tasks"),
+    (["eval-sts", "--tasks", "sts99"], "sts99"),
+    (["eval-sts", "--batch-size", "0"], "--batch-size must be >= 1"),
+    (["eval-sts", "--batch-size", "x"], "--batch-size must be an integer"),
+    (["eval-sts", "--limit", "-1"], "--limit must be >= 1"),
+    (["eval-sts", "--limit", "1", "--tasks", "stsb"], "limit must be None or an int"),
+    (["eval-sts", "--model", "/no/such/model", "--tasks", "stsb"], "/no/such/model"),
+    (["eval-sts", "--variant", "lower"], "lower"),
+    (["eval-sts", "--data-root", "/no/such/data", "--tasks", "stsb", "--limit", "20"], "/no/such/data"),
+    (["reproduce", "--paper", "bert"], "bert"),
+    (["reproduce", "--profile", "huge"], "huge"),
+    (["reproduce", "--timeout", "0"], "--timeout must be >= 1"),
+    (["reproduce", "--root", "/"], "is not a sentemb_lit project folder"),
+    (["report", "--paper", "jtcse", "--profile", "full"], "no stored run"),
+    (["frobnicate"], "unknown command 'frobnicate'"),
+])
+def test_cli_input_errors_are_one_line(data_root, args, match):
+    r = subprocess.run([str(EXE), *args], capture_output=True, text=True)
+    assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
+    assert "Traceback" not in r.stderr
+    assert match in r.stderr, r.stderr[-1500:]
