@@ -78,13 +78,15 @@ def test_tmc_bad_inputs():
 def test_info_nce_analytic(B, tau):
     e = torch.eye(2 * B, dtype=D)[:B]
     x = e.repeat_interleave(2, dim=0)
-    assert math.isclose(info_nce(x, temperature=tau).item(), math.log1p((2 * B - 2) * math.exp(-1 / tau)), rel_tol=1e-9, abs_tol=1e-15)
-    assert math.isclose(info_nce(e, e, temperature=tau, layout="b").item(), math.log1p((B - 1) * math.exp(-1 / tau)), rel_tol=1e-9, abs_tol=1e-15)
+    expected_2b, expected_b = math.log1p((2 * B - 2) * math.exp(-1 / tau)), math.log1p((B - 1) * math.exp(-1 / tau))
+    assert math.isclose(info_nce(x, temperature=tau).item(), expected_2b, rel_tol=1e-9, abs_tol=1e-15)
+    assert math.isclose(info_nce(e, e, temperature=tau, layout="b").item(), expected_b, rel_tol=1e-9, abs_tol=1e-15)
 
 
 def test_info_nce_zero_rows_and_bad_inputs():
     x = rnd(6, 4)
-    x = x.clone(); x[2] = 0
+    x = x.clone()
+    x[2] = 0
     x.requires_grad_(True)
     loss = info_nce(x)
     loss.backward()
