@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, datetime, json, os, shutil, sys, time
 from pathlib import Path
-from .io import atomic_write_json, atomic_write_text, exclusive
+from .io import LockedError, atomic_write_json, atomic_write_text, exclusive
 from .report import build_report
 from .training import PROFILES, markdown_table
 
@@ -201,7 +201,7 @@ COMMANDS = {
 }
 
 # %% ../nbs/90_cli.ipynb #c024
-INPUT_ERRORS = (ValueError, TypeError, LookupError, OSError, ImportError)
+INPUT_ERRORS = (ValueError, TypeError, LookupError, OSError, ImportError, LockedError)
 
 def _usage(stream=sys.stdout) -> None:
     print("usage: sentemb-lit <command> [options] [--debug]\n\ncommands:", file=stream)

@@ -77,7 +77,10 @@ def as_encode(encoder) -> Callable:
 
 def _embed_unique(encode: Callable, sentences: list[str]) -> dict[str, np.ndarray]:
     unique = list(dict.fromkeys(sentences))
-    emb = np.asarray(encode(unique))
+    out = encode(unique)
+    if hasattr(out, "detach"): out = out.detach().cpu().numpy()             # a torch tensor
+    try: emb = np.asarray(out)
+    except ValueError as e: raise ValueError(f"encode must return an array [N, d]; got ragged rows ({e})") from None
     if emb.dtype.kind not in "fiu":
         raise TypeError(f"encode must return numbers, got an array of dtype {emb.dtype} ({type(emb.flat[0]).__name__})")
     if emb.ndim != 2 or emb.shape[0] != len(unique):
@@ -147,6 +150,7 @@ class STSResults:
 # %% ../nbs/02_evaluation.ipynb #c013
 def _check_tasks(tasks) -> tuple:
     if isinstance(tasks, str): tasks = (tasks,)
+    if not isinstance(tasks, (list, tuple)): raise TypeError(f"tasks must be a task name or a list of them, got {tasks!r}")
     tasks = tuple(tasks)
     if not tasks: raise ValueError("tasks is empty")
     bad = [t for t in tasks if t not in STS_TASKS]
@@ -163,6 +167,10 @@ def evaluate_sts(encode: Callable, tasks: Sequence[str] = STS_TASKS, variant: st
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 2):
         raise ValueError(f"limit must be None or an int ≥ 2 (pairs per task), got {limit!r}")
     datas = {t: _strided(_cached_sts(t, split if t in ("stsb", "sickr") else "test", variant, root), limit) for t in tasks}
+    for t, d in datas.items():
+        if aggregation != "all" and t in STS_TASKS[:5] and not d.subsets:
+            raise ValueError(f"aggregation={aggregation!r} needs the subsets of {t} (sts_subsets.tsv in the data root, "
+                             "which the hub copies lack); use aggregation='all'")
     emb = _embed_unique(encode, [s for d in datas.values() for s in d.sentences1 + d.sentences2])
     details, scores, pairs = {}, {}, {}
     for t, d in datas.items():

@@ -295,6 +295,10 @@ def _save(self: KeyedStore, name: str, key, result: dict) -> dict:
 def _load(self: KeyedStore, name: str, key):
     "The result stored for `name` under exactly `key`, or None."
     if not self.is_done(name, key): return None
-    return json.loads((self.path(name, key) / "result.json").read_text(encoding="utf-8"))
+    path = self.path(name, key) / "result.json"
+    try: return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        warnings.warn(f"{path} is unreadable ({type(e).__name__}); recomputing it")
+        return None
 
 KeyedStore.save, KeyedStore.load = _save, _load

@@ -237,7 +237,9 @@ def _check_name(name, kind: str):
 
 def _from_pretrained(loader, name: str, path: str, **kw):
     try: return loader(path, **kw)
-    except (OSError, ValueError, EnvironmentError) as e:
+    except Exception as e:                                        # noqa: BLE001 — re-raised unless a damaged model
+        damaged = isinstance(e, (OSError, ValueError)) or type(e).__module__.split(".")[0].startswith("safetensors")
+        if not damaged: raise
         why = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         spec = MODEL_REGISTRY.get(str(name))
         if spec is not None and str(path).startswith(str(cache_dir())):
@@ -281,6 +283,12 @@ def model_path(name: str) -> str:
     if spec.fmt == "zip_parts": return str(unzip_parts(spec))
     return str(gguf_to_safetensors(spec))
 
+def _refuse_causal(model, name):
+    "A causal LM loaded through AutoModel is not a bidirectional sentence encoder."
+    arch = [a for a in (getattr(model.config, "architectures", None) or []) if a.endswith(("ForCausalLM", "LMHeadModel"))]
+    if arch: raise ValueError(f"{name!r} is a causal LM ({arch[0]}), not a bidirectional encoder: load it with "
+                              "load_causal_lm or use sentemb_lit.prompting.PromptEncoder")
+
 def load_encoder(name: str = "minilm-l6", device=None, dtype=None):
     "(model, tokenizer) of a bidirectional encoder: a registry name, a hub id or a local path."
     from transformers import AutoModel, AutoTokenizer
@@ -289,6 +297,7 @@ def load_encoder(name: str = "minilm-l6", device=None, dtype=None):
     path = model_path(name)
     tok = _from_pretrained(AutoTokenizer.from_pretrained, name, path)
     model = check_finite(_from_pretrained(AutoModel.from_pretrained, name, path), f"{name!r} ({path})")
+    _refuse_causal(model, name)
     return _place(model, device, dtype), tok
 
 def load_causal_lm(name: str = "smollm2-135m-instruct", device=None, dtype=torch.float32):
