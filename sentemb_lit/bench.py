@@ -18,7 +18,9 @@ def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
     a @ b
     best, t_end = float("inf"), time.perf_counter() + seconds
     while time.perf_counter() < t_end:
-        t0 = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
     return 2 * n ** 3 / best
 
 # %% ../nbs/91_bench.ipynb #c008
@@ -31,44 +33,61 @@ def _time(fn, repeats: int) -> float:
 def _cpu_sdpa_mapping() -> dict:
     "FLOP formulas for the CPU fused-attention kernels, which torch's counter does not list (forward and backward)."
     from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
-    ops = {"_scaled_dot_product_flash_attention_for_cpu": lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v),
-           "_scaled_dot_product_flash_attention_for_cpu_backward":
-               lambda grad_out, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(grad_out, q, k, v)}
+    def fwd(q, k, v, *a, out_shape=None, **kw): return sdpa_flop_count(q, k, v)
+    def bwd(grad_out, q, k, v, *a, out_shape=None, **kw): return sdpa_backward_flop_count(grad_out, q, k, v)
+    ops = {"_scaled_dot_product_flash_attention_for_cpu": fwd,
+           "_scaled_dot_product_flash_attention_for_cpu_backward": bwd}
     return {op: f for name, f in ops.items() if (op := getattr(torch.ops.aten, name, None)) is not None}
 
 def _count_flops(fn) -> int:
     with FlopCounterMode(display=False, custom_mapping=_cpu_sdpa_mapping()) as counter: fn()
     return counter.get_total_flops()
 
+# %% ../nbs/91_bench.ipynb #5376fcf2
+def _twin_step(tower1, tower2, ids, mask, cael_k):
+    "One lockstep training step of the twin towers (CAEL every `cael_k` layers; None: no cross-attention)."
+    from sentemb_lit.cross_attention import CAELConfig, TwinTowerCAEL
+    from sentemb_lit.losses import jtcse_loss
+    model = TwinTowerCAEL(tower1, tower2, CAELConfig(k=cael_k))
+    terms = "all" if cael_k else ("nce", "icnce", "ictm")
+    def step():
+        o = model(ids, mask)
+        loss, _ = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2, terms=terms)
+        loss.backward()
+    return step
+
+def _independent_step(tower1, tower2, ids, mask):
+    "One training step of two towers trained apart, each with its own InfoNCE."
+    from sentemb_lit.losses import info_nce
+    def step():
+        for t in (tower1, tower2):
+            h = t(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0]
+            info_nce(h).backward()
+    return step
+
+# %% ../nbs/91_bench.ipynb #07ef0a07
 def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 32, seq_len: int = 32, k: int = 2,
                     repeats: int = 3) -> dict:
-    "Seconds, FLOPs and FLOP/s of one training step: lockstep twin towers with CAEL every k layers, without CAEL, and two independent towers."
+    """Seconds, FLOPs and FLOP/s of one training step: lockstep twin towers with CAEL every k layers, without CAEL,
+    and two independent towers."""
     import copy
-    from sentemb_lit.cross_attention import CAELConfig, TwinTowerCAEL
-    from sentemb_lit.losses import info_nce, jtcse_loss
     from sentemb_lit.models import load_encoder
     if tower1 is None: tower1, tokenizer = load_encoder("minilm-l6")
     if tower2 is None: tower2 = copy.deepcopy(tower1)
     if batch_size < 1 or seq_len < 2: raise ValueError("batch_size must be ≥ 1 and seq_len ≥ 2")
-    ids = torch.randint(1000, 2000, (2 * batch_size, seq_len)); ids[:, 0] = tokenizer.cls_token_id
+    ids = torch.randint(1000, 2000, (2 * batch_size, seq_len))
+    ids[:, 0] = tokenizer.cls_token_id
     mask = torch.ones_like(ids)
     for t in (tower1, tower2): t.train()
-    def twin(cael_k):
-        model = TwinTowerCAEL(tower1, tower2, CAELConfig(k=cael_k))
-        def step():
-            o = model(ids, mask)
-            loss, _ = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2, terms="all" if cael_k else ("nce", "icnce", "ictm"))
-            loss.backward()
-        return step
-    def independent():
-        for t in (tower1, tower2):
-            h = t(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0]
-            info_nce(h).backward()
+    steps = {"jtcse (CAEL k=%d)" % k: _twin_step(tower1, tower2, ids, mask, k),
+             "twin, no CAEL": _twin_step(tower1, tower2, ids, mask, None),
+             "two independent towers": _independent_step(tower1, tower2, ids, mask)}
     out = {}
-    for name, fn in {"jtcse (CAEL k=%d)" % k: twin(k), "twin, no CAEL": twin(None), "two independent towers": independent}.items():
+    for name, fn in steps.items():
         sec, flops = _time(fn, repeats), _count_flops(fn)
         out[name] = {"seconds": sec, "gflops": flops / 1e9, "gflop_per_s": flops / sec / 1e9}
-        tower1.zero_grad(set_to_none=True); tower2.zero_grad(set_to_none=True)
+        tower1.zero_grad(set_to_none=True)
+        tower2.zero_grad(set_to_none=True)
     return out
 
 # %% ../nbs/91_bench.ipynb #c012
@@ -89,7 +108,8 @@ def bench_main(argv=None) -> int:
     if a.only in ("twin", "all"):
         peak = matmul_flops_per_s()
         print("== twin-tower training step (minilm-l6, 2×32 rows × 32 tokens) ==")
-        results["twin"] = bench_twin_step(); results["twin"]["matmul_peak_gflop_per_s"] = peak / 1e9
+        results["twin"] = bench_twin_step()
+        results["twin"]["matmul_peak_gflop_per_s"] = peak / 1e9
         _print_twin({k: v for k, v in results["twin"].items() if isinstance(v, dict)}, peak)
     if a.only in ("decoding", "all"):
         print("== directional decoding vs transformers guidance-scale generate ==")

@@ -20,7 +20,7 @@ PAPERS = {"baselines": ("04",), "jtcse": ("1",), "ranking_sentences": ("2",), "p
 def _is_project(d: Path) -> bool: return (d / "settings.ini").exists() and (d / "nbs").is_dir()
 
 def project_root(root=None) -> Path:
-    "The project folder: `root`, else $SENTEMB_ROOT, else the working directory or a parent holding settings.ini + nbs/."
+    "The project folder: `root`, else $SENTEMB_ROOT, else the working directory or a parent with settings.ini + nbs/."
     given = root or os.environ.get("SENTEMB_ROOT")
     if given:
         if not _is_project(Path(given)): raise FileNotFoundError(f"{given} is not a sentemb_lit project folder "
@@ -36,6 +36,7 @@ def has_parameters_cell(nb_path: Path) -> bool:
     nb = json.loads(Path(nb_path).read_text(encoding="utf-8"))
     return any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
 
+# %% ../nbs/90_cli.ipynb #16bd8a53
 def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
     "The experiment notebooks of `paper`, in order."
     if paper not in PAPERS: raise ValueError(f"Unknown paper {paper!r}; choose from {tuple(PAPERS)}")
@@ -129,7 +130,8 @@ def _positive(what: str):
 
 def _task_list(s: str) -> tuple:
     tasks = tuple(t.strip() for t in s.split(","))
-    if not s.strip() or not all(tasks): raise argparse.ArgumentTypeError(f"--tasks needs comma-separated task names, got {s!r}")
+    if not s.strip() or not all(tasks):
+        raise argparse.ArgumentTypeError(f"--tasks needs comma-separated task names, got {s!r}")
     return tasks
 
 # %% ../nbs/90_cli.ipynb #c020
@@ -172,6 +174,7 @@ def reproduce_main(argv=None) -> int:
     print(f"{n} notebooks, {len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
     return 1 if failed else 0
 
+# %% ../nbs/90_cli.ipynb #87794625
 def report_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit report", description="Rebuild REPORT.md from a stored run.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), required=True)

@@ -62,6 +62,7 @@ MODEL_REGISTRY = {s.name: s for s in [
 class ModelPackageMissing(ImportError):
     "A registry model whose weight package is not installed."
 
+# %% ../nbs/01_models.ipynb #2d0c7baf
 def package_file(spec: ModelSpec, rel: str) -> Path:
     "Absolute path of `module/relative/path` inside an installed package, found without importing it."
     if not isinstance(spec, ModelSpec): raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
@@ -86,6 +87,7 @@ def cache_dir() -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
 
+# %% ../nbs/01_models.ipynb #b599defc
 def file_sha256(paths: Sequence[Path], chunk: int = 1 << 22) -> str:
     "SHA-256 of the concatenation of `paths` (a split file hashes like the joined one)."
     if isinstance(paths, (str, os.PathLike)): raise TypeError(f"paths must be a list of files, not one path: {paths!r}")
@@ -283,9 +285,11 @@ def model_path(name: str) -> str:
     if spec.fmt == "zip_parts": return str(unzip_parts(spec))
     return str(gguf_to_safetensors(spec))
 
+# %% ../nbs/01_models.ipynb #b017de8c
 def _refuse_causal(model, name):
     "A causal LM loaded through AutoModel is not a bidirectional sentence encoder."
-    arch = [a for a in (getattr(model.config, "architectures", None) or []) if a.endswith(("ForCausalLM", "LMHeadModel"))]
+    archs = getattr(model.config, "architectures", None) or []
+    arch = [a for a in archs if a.endswith(("ForCausalLM", "LMHeadModel"))]
     if arch: raise ValueError(f"{name!r} is a causal LM ({arch[0]}), not a bidirectional encoder: load it with "
                               "load_causal_lm or use sentemb_lit.prompting.PromptEncoder")
 
@@ -300,6 +304,7 @@ def load_encoder(name: str = "minilm-l6", device=None, dtype=None):
     _refuse_causal(model, name)
     return _place(model, device, dtype), tok
 
+# %% ../nbs/01_models.ipynb #5e36197e
 def load_causal_lm(name: str = "smollm2-135m-instruct", device=None, dtype=torch.float32):
     "(model, tokenizer) of a causal LM: a registry name, a hub id or a local path. A missing pad token is set to EOS."
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -319,6 +324,7 @@ def tiny_bert_config(**overrides):
               max_position_embeddings=128, type_vocab_size=2) | overrides
     return BertConfig(**kw)
 
+# %% ../nbs/01_models.ipynb #bb6debf0
 def tiny_llama_config(**overrides):
     "A 2-layer, H=32 LLaMA config with SmolLM2's vocabulary and special tokens."
     from transformers import LlamaConfig
@@ -327,6 +333,7 @@ def tiny_llama_config(**overrides):
               tie_word_embeddings=True) | overrides
     return LlamaConfig(**kw)
 
+# %% ../nbs/01_models.ipynb #74a2263a
 def _tokenizer_of(name: str):
     from transformers import AutoTokenizer
     tok = AutoTokenizer.from_pretrained(model_path(name))
@@ -344,6 +351,7 @@ def tiny_bert(seed: int = 0, **overrides):
     torch.manual_seed(_seed(seed))
     return BertModel(tiny_bert_config(**overrides)).eval(), _tokenizer_of("minilm-l6")
 
+# %% ../nbs/01_models.ipynb #37c7e8fb
 def tiny_llama(seed: int = 0, **overrides):
     "(LlamaForCausalLM, tokenizer): a randomly initialised 2-layer LLaMA with SmolLM2's tokenizer."
     from transformers import LlamaForCausalLM
@@ -362,7 +370,8 @@ def _check_states(outputs, attention_mask) -> None:
     if not isinstance(states, torch.Tensor) or states.dim() != 3:
         raise TypeError(f"outputs must carry last_hidden_state [B, L, d], got {type(outputs).__name__}")
     if not isinstance(attention_mask, torch.Tensor) or tuple(attention_mask.shape) != tuple(states.shape[:2]):
-        shape = tuple(attention_mask.shape) if isinstance(attention_mask, torch.Tensor) else type(attention_mask).__name__
+        is_tensor = isinstance(attention_mask, torch.Tensor)
+        shape = tuple(attention_mask.shape) if is_tensor else type(attention_mask).__name__
         raise ValueError(f"attention_mask must be a [B, L] = {tuple(states.shape[:2])} tensor, got {shape}")
 
 def pool(outputs, attention_mask: torch.Tensor, pooling: str = "cls") -> torch.Tensor:
@@ -389,6 +398,7 @@ def max_positions(model) -> int | None:
     pad = getattr(getattr(model, "embeddings", None), "padding_idx", None)    # RoBERTa/MPNet count from pad + 1
     return n - (pad + 1) if isinstance(pad, int) else n
 
+# %% ../nbs/01_models.ipynb #43e4fe4e
 def check_max_length(max_length, model=None, tokenizer=None, what: str = "max_length") -> int:
     "`max_length` as an int with room for one token besides the special tokens, within the model's positions."
     if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)):

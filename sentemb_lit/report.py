@@ -52,7 +52,8 @@ def _as_tasks(x, what: str) -> dict:
     for t, v in x.items():
         v = v["pred"] if isinstance(v, dict) else v
         a = np.asarray(v, dtype=np.float64)
-        if a.ndim != 1 or len(a) < 3: raise ValueError(f"{what}[{t!r}] must be 1-D with >= 3 pairs, got shape {a.shape}")
+        if a.ndim != 1 or len(a) < 3:
+            raise ValueError(f"{what}[{t!r}] must be 1-D with >= 3 pairs, got shape {a.shape}")
         if not np.isfinite(a).all(): raise ValueError(f"{what}[{t!r}] contains NaN or inf")
         out[t] = a
     return out
@@ -61,16 +62,6 @@ def _as_seeds(x, what: str) -> list[dict]:
     seeds = list(x) if isinstance(x, (list, tuple)) else [x]
     if not seeds: raise ValueError(f"{what} is an empty list of seeds")
     return [_as_tasks(s, f"{what}[seed {i}]") for i, s in enumerate(seeds)]
-
-# %% ../nbs/92_report.ipynb #c012
-def _check_aligned(gold: dict, systems: list[list[dict]]):
-    for name, seeds in zip(("pred_a", "pred_b"), systems):
-        for i, s in enumerate(seeds):
-            if set(s) != set(gold): raise ValueError(f"{name}[seed {i}] has tasks {sorted(s)}, gold has {sorted(gold)}")
-            for t in gold:
-                if len(s[t]) != len(gold[t]):
-                    raise ValueError(f"{name}[seed {i}][{t!r}] has {len(s[t])} pairs, gold has {len(gold[t])}:"
-                                     " the systems must be scored on the same pairs")
 
 # %% ../nbs/92_report.ipynb #c013
 def _ci(draws: np.ndarray, level: float) -> tuple[float, float, float]:
@@ -82,20 +73,14 @@ def _ci(draws: np.ndarray, level: float) -> tuple[float, float, float]:
 # %% ../nbs/92_report.ipynb #c014
 def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
     "95 % CIs of Spearman×100 differences A − B per task and for the task average, resampling pairs (and seeds)."
-    if not isinstance(n_boot, int) or n_boot < 100: raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}")
-    if not 0 < level < 1: raise ValueError(f"level must be in (0, 1), got {level!r}")
-    gold = _as_tasks(gold, "gold")
-    A, B = _as_seeds(pred_a, "pred_a"), _as_seeds(pred_b, "pred_b")
-    _check_aligned(gold, [A, B])
-    if len(A) > 1 and len(B) > 1 and len(A) != len(B):
-        raise ValueError(f"pred_a has {len(A)} seeds and pred_b {len(B)}: seeds are paired, give the same number")
+    gold, A, B = _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level)     # task -> g; seeds of task -> ŷ
     S = max(len(A), len(B))
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, S, size=(n_boot, S))                   # seeds drawn with replacement, per draw
     per_task, draws = {}, {}
     for t, g in gold.items():
         idx = rng.integers(0, len(g), size=(n_boot, len(g))) + len(g) * np.arange(n_boot)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=n_boot * len(g)).reshape(n_boot, len(g))   # same draw for A, B
+        counts = np.bincount(idx.ravel(), minlength=n_boot * len(g)).reshape(n_boot, len(g))   # c_j, same for A, B
         g_ranks = _draw_ranks(g, counts)
         rho = lambda P, s: _weighted_corr(_draw_ranks(P[min(s, len(P) - 1)][t], counts), g_ranks, counts)
         d = np.stack([rho(A, s) - rho(B, s) for s in range(S)]) * 100
@@ -109,14 +94,32 @@ def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, le
     n_pairs = int(sum(len(g) for g in gold.values()))
     return {"tasks": per_task, "avg": avg, "n_boot": n_boot, "n_seeds": S, "n_pairs": n_pairs, "level": level}
 
+# %% ../nbs/92_report.ipynb #c012
+def _check_aligned(gold: dict, systems: list[list[dict]]):
+    for name, seeds in zip(("pred_a", "pred_b"), systems):
+        for i, s in enumerate(seeds):
+            if set(s) != set(gold):
+                raise ValueError(f"{name}[seed {i}] has tasks {sorted(s)}, gold has {sorted(gold)}")
+            for t in gold:
+                if len(s[t]) != len(gold[t]):
+                    raise ValueError(f"{name}[seed {i}][{t!r}] has {len(s[t])} pairs, gold has {len(gold[t])}:"
+                                     " the systems must be scored on the same pairs")
+
+def _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level) -> tuple[dict, list[dict], list[dict]]:
+    if not isinstance(n_boot, int) or n_boot < 100: raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}")
+    if not 0 < level < 1: raise ValueError(f"level must be in (0, 1), got {level!r}")
+    gold = _as_tasks(gold, "gold")
+    A, B = _as_seeds(pred_a, "pred_a"), _as_seeds(pred_b, "pred_b")
+    _check_aligned(gold, [A, B])
+    if len(A) > 1 and len(B) > 1 and len(A) != len(B):
+        raise ValueError(f"pred_a has {len(A)} seeds and pred_b {len(B)}: seeds are paired, give the same number")
+    return gold, A, B
+
 # %% ../nbs/92_report.ipynb #c018
 def seed_comparison(a_by_seed, b_by_seed, level: float = 0.95) -> dict:
     "Mean ± sd of two systems over paired seeds, and the paired t interval and p-value of their difference."
-    a, b = np.asarray(a_by_seed, dtype=np.float64), np.asarray(b_by_seed, dtype=np.float64)
-    if a.ndim != 1 or a.shape != b.shape or len(a) == 0:
-        raise ValueError(f"a_by_seed and b_by_seed must be 1-D of one length (paired seeds), got {a.shape}, {b.shape}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()): raise ValueError("seed scores contain NaN or inf")
-    d, S = a - b, len(a)
+    a, b = _check_paired_seeds(a_by_seed, b_by_seed)
+    d, S = a - b, len(a)                                            # d_s = a_s - b_s
     out = {"a": float(a.mean()), "b": float(b.mean()), "sd_a": float(a.std(ddof=1)) if S > 1 else None,
            "sd_b": float(b.std(ddof=1)) if S > 1 else None, "diff": float(d.mean()), "n_seeds": S,
            "lo": None, "hi": None, "p": None}
@@ -125,21 +128,35 @@ def seed_comparison(a_by_seed, b_by_seed, level: float = 0.95) -> dict:
         out.update(lo=float(d.mean() - half), hi=float(d.mean() + half), p=float(stats.ttest_rel(a, b).pvalue))
     return out
 
+# %% ../nbs/92_report.ipynb #adf1b8f2
+def _check_paired_seeds(a_by_seed, b_by_seed) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(a_by_seed, dtype=np.float64), np.asarray(b_by_seed, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape or len(a) == 0:
+        raise ValueError(f"a_by_seed and b_by_seed must be 1-D of one length (paired seeds), got {a.shape}, {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()): raise ValueError("seed scores contain NaN or inf")
+    return a, b
+
 # %% ../nbs/92_report.ipynb #c021
 def correlation_ci(x, y, level: float = 0.95) -> dict:
     "Spearman ρ of x and y with a Fisher-z interval and its p-value."
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if x.ndim != 1 or x.shape != y.shape: raise ValueError(f"x and y must be 1-D of one length, got {x.shape}, {y.shape}")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()): raise ValueError("x or y contains NaN or inf")
+    x, y = _check_xy(x, y)
     n = len(x)
-    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        raise ValueError(f"a correlation needs >= 3 points that vary, got {n} (x constant: {np.ptp(x) == 0})")
     rho, p = stats.spearmanr(x, y)
     out = {"rho": float(rho), "p": float(p), "n": n, "lo": None, "hi": None}
     if n >= 4 and abs(rho) < 1:
-        half = stats.norm.ppf((1 + level) / 2) * math.sqrt((1 + rho ** 2 / 2) / (n - 3))
+        half = stats.norm.ppf((1 + level) / 2) * math.sqrt((1 + rho ** 2 / 2) / (n - 3))    # z × Bonett–Wright SE
         out.update(lo=float(np.tanh(np.arctanh(rho) - half)), hi=float(np.tanh(np.arctanh(rho) + half)))
     return out
+
+# %% ../nbs/92_report.ipynb #d422b40d
+def _check_xy(x, y) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"x and y must be 1-D of one length, got {x.shape}, {y.shape}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()): raise ValueError("x or y contains NaN or inf")
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError(f"a correlation needs >= 3 points that vary, got {len(x)} (x constant: {np.ptp(x) == 0})")
+    return x, y
 
 # %% ../nbs/92_report.ipynb #c024
 def _fmt(v, signed=False) -> str:
@@ -164,18 +181,21 @@ def finding(claim: str, paper=None, ours=None, lo=None, hi=None, direction: int 
 def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, task: str = "avg") -> dict:
     "A `finding` from a `paired_bootstrap` result (the task average by default)."
     r = boot["avg"] if task == "avg" else boot["tasks"][task]
-    basis = f"paired bootstrap over {boot['n_pairs']:,} pairs" + (f" × {boot['n_seeds']} seeds" if boot["n_seeds"] > 1 else "")
+    seeds = f" × {boot['n_seeds']} seeds" if boot["n_seeds"] > 1 else ""
+    basis = f"paired bootstrap over {boot['n_pairs']:,} pairs" + seeds
     return finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis)
 
+# %% ../nbs/92_report.ipynb #d1f938a0
 def seed_finding(claim: str, cmp: dict, paper=None, direction: int = 1) -> dict:
     "A `finding` from a `seed_comparison` (paired t interval over seeds)."
     basis = f"paired t over {cmp['n_seeds']} seeds, p = {cmp['p']:.3g}" if cmp["p"] is not None else "one seed"
     return finding(claim, paper, cmp["diff"], cmp["lo"], cmp["hi"], direction, basis)
 
+# %% ../nbs/92_report.ipynb #abbbb385
 def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1) -> dict:
     "A `finding` from a `correlation_ci` (the correlation itself is the claimed quantity)."
-    return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, f"Spearman over {c['n']} points, p = {c['p']:.3g}",
-                   unit="(ρ)")
+    basis = f"Spearman over {c['n']} points, p = {c['p']:.3g}"
+    return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)")
 
 # %% ../nbs/92_report.ipynb #c029
 def read_claims(paper_dir) -> dict:
@@ -186,7 +206,8 @@ def read_claims(paper_dir) -> dict:
     with open(path, encoding="utf-8", newline="") as f: rows = list(csv.DictReader(f))
     for i, r in enumerate(rows, start=2):
         try: r["value"] = float(r["value"])
-        except (KeyError, TypeError, ValueError): raise ValueError(f"{path}:{i}: value {r.get('value')!r} is not a number") from None
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{path}:{i}: value {r.get('value')!r} is not a number") from None
     return {(r["table"], r["method"], r["metric"]): r for r in rows}
 
 # %% ../nbs/92_report.ipynb #c030
@@ -237,7 +258,8 @@ def _results_of(run_dir: Path, statuses: list[dict]) -> list[dict]:
     failed = {Path(s["notebook"]).stem for s in statuses if s["status"] != "ok"}
     paths = sorted(run_dir.glob("*.results.json")) + sorted(run_dir.glob("*/*.results.json"))
     keep = [p for p in paths if p.name.split(".")[0] not in failed]
-    return [json.loads(p.read_text(encoding="utf-8")) | {"_where": p.parent.relative_to(run_dir).as_posix()} for p in keep]
+    return [json.loads(p.read_text(encoding="utf-8")) | {"_where": p.parent.relative_to(run_dir).as_posix()}
+            for p in keep]
 
 # %% ../nbs/92_report.ipynb #c034
 def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
@@ -248,10 +270,11 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
     rel = os.path.relpath(run_dir, paper_dir)                   # links are relative to papers/<paper>/
     claims, results = read_claims(paper_dir), _results_of(run_dir, statuses)
     findings = [f for r in results for f in r.get("findings", [])]
+    notes = ", notes: [NOTES.md](NOTES.md)." if (paper_dir / "NOTES.md").exists() else "."
     out = [f"# {title or paper}: reproduction report ({profile})", "",
            f"Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d} by `sentemb-lit reproduce` on "
            f"{platform.machine()} / {os.cpu_count()} CPUs. Record: `{shown}` (executed notebooks, results JSON). "
-           "Paper numbers: [claims.csv](claims.csv)" + (", notes: [NOTES.md](NOTES.md)." if (paper_dir / "NOTES.md").exists() else "."),
+           "Paper numbers: [claims.csv](claims.csv)" + notes,
            "", "## Verdicts", "",
            "Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not "
            "hold* when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no "
