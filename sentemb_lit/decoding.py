@@ -4,7 +4,7 @@
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c002
 from __future__ import annotations
-import argparse, math, random, re, time
+import argparse, json, math, random, re, time
 from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np
@@ -18,7 +18,8 @@ __all__ = ['MIN_SHARED_PREFIX', 'RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INST
            'common_prefix_len', 'directional_generate', 'hf_guided_generate', 'instruction_text', 'ranking_prompt',
            'clean_output', 'round_inputs', 'generate_chains', 'chain_flags', 'filter_chains', 'chain_stats',
            'parse_numbered_list', 'generate_list_chains', 'shuffle_chains', 'read_sentences', 'generate_ranking_main',
-           'chain_similarity', 'monotonicity', 'monotonicity_summary', 'plot_monotonicity', 'bench_decoding']
+           'cached_chains', 'chain_similarity', 'monotonicity', 'monotonicity_summary', 'plot_monotonicity',
+           'bench_decoding']
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c005
 def guided_scores(logp_cond: torch.Tensor, logp_neg: torch.Tensor | None, lam: float) -> torch.Tensor:
@@ -39,9 +40,10 @@ def _check_prompts(prompts, what: str) -> list[str]:
         if not p.strip(): raise ValueError(f"{what}[{i}] is an empty or whitespace-only string")
     return prompts
 
-def _check_lam(lam) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam):
-        raise ValueError(f"lam must be a finite number, got {lam!r}")
+def _check_lam(lam, what: str = "lam") -> float:
+    "λ of Eq. 4: a finite number >= 0 (λ < 0 would weigh the negative stream above the conditional one)."
+    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam < 0:
+        raise ValueError(f"{what} must be a finite number >= 0 (λ of Eq. 4), got {lam!r}")
     return float(lam)
 
 def _check_pos_int(v, what: str) -> int:
@@ -253,7 +255,8 @@ def generate_chains(model, tokenizer, sources: Sequence[str], rounds: int = 32, 
     and `raw` outputs, and `fixed_from` (first round reused from a fixed point, or None). λ applies to rounds 2..n,
     `first_lam` to round 1 (paper: 0)."""
     sources = [s.strip() for s in check_sentences(sources, "sources")]
-    _check_pos_int(rounds, "rounds"); lam = _check_lam(lam); first_lam = _check_lam(first_lam)
+    _check_pos_int(rounds, "rounds"); lam = _check_lam(lam)
+    first_lam = _check_lam(first_lam, "first_lam")
     recs = [dict(source=s, chain=[s], stops=[], raw=[], fixed_from=None) for s in sources]
     pr = lambda s: ranking_prompt(tokenizer, s if s.strip() else "...", prompt, indent, few_shot)
     last_inputs = [None] * len(recs)
@@ -348,79 +351,196 @@ def shuffle_chains(recs: Sequence[dict], seed: int = 0) -> list[dict]:
     return out
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c034
-from .training import append_jsonl as _append_jsonl, read_jsonl as _read_jsonl
-
-JOB_SETTINGS = ("model", "mode", "rounds", "lam", "first_lam", "max_new_tokens", "stop_at_newline", "prompt", "indent", "few_shot")
+JOB_SETTINGS = ("model", "mode", "rounds", "lam", "first_lam", "max_new_tokens", "stop_at_newline", "prompt", "indent",
+                "few_shot")
 
 def read_sentences(path) -> list[str]:
     "Non-empty stripped lines of a text file, de-duplicated in order."
     p = Path(path)
     if not p.is_file(): raise FileNotFoundError(f"input file {str(p)!r} does not exist")
-    seen, out = set(), []
-    for line in p.read_text(encoding="utf-8").splitlines():
-        s = line.strip()
-        if s and s not in seen: seen.add(s); out.append(s)
+    try: text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e: raise ValueError(f"input file {str(p)!r}: byte {e.start} is not UTF-8") from None
+    out = list(dict.fromkeys(s.strip() for s in text.splitlines() if s.strip()))
     if not out: raise ValueError(f"input file {str(p)!r} holds no sentences")
     return out
 
+
+# %% ../nbs/20_contrastive_decoding.ipynb #r20job1
 def _job_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="sentemb-lit generate-ranking",
-                                 description="Generate ranking chains (directionally controlled decoding), resumable, one JSON line per chain.")
-    ap.add_argument("--model", default="smollm2-135m-instruct", help="registry name, HF id or local path of a chat causal LM")
-    ap.add_argument("--input", required=True, help="text file, one source sentence per line")
-    ap.add_argument("--out", required=True, help="JSONL output (appended; finished sources are skipped on restart)")
-    ap.add_argument("--mode", choices=("controlled", "step", "list"), default="controlled",
-                    help="controlled: Eq. 4 with --lam; step: λ=0 every round; list: single-step numbered list")
-    ap.add_argument("--rounds", type=int, default=32, help="sentences generated per chain (paper: 32)")
-    ap.add_argument("--lam", type=float, default=0.5, help="λ (guidance scale γ = 1+λ; paper γ = 1.5)")
-    ap.add_argument("--first-lam", type=float, default=0.0, help="λ of round 1 (paper: 0)")
-    ap.add_argument("--max-new-tokens", type=int, default=100)
-    ap.add_argument("--batch-size", type=int, default=16, help="chains decoded together (2× rows with the negative stream)")
-    ap.add_argument("--limit", type=int, default=None, help="use only the first N input sentences")
-    ap.add_argument("--no-stop-at-newline", dest="stop_at_newline", action="store_false", help="do not stop a rewrite at its first newline")
-    ap.add_argument("--prompt", choices=tuple(INSTRUCTIONS), default="ours")
-    ap.add_argument("--no-indent", dest="indent", action="store_false", help="drop the official 28-space indentation of the instruction")
-    ap.add_argument("--few-shot", action="store_true", help="prepend one worked rewrite as an earlier chat turn")
-    ap.add_argument("--device", default=None)
-    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap = argparse.ArgumentParser(prog="sentemb-lit generate-ranking", description="Generate ranking chains "
+                                 "(directionally controlled decoding), resumable, one JSON line per chain.")
+    arg = ap.add_argument
+    arg("--model", default="smollm2-135m-instruct", help="registry name, HF id or local path of a chat causal LM")
+    arg("--input", required=True, help="text file, one source sentence per line")
+    arg("--out", required=True, help="JSONL output (appended; finished sources are skipped on restart)")
+    arg("--mode", choices=("controlled", "step", "list"), default="controlled",
+        help="controlled: Eq. 4 with --lam; step: λ=0 every round (Eq. 2); list: single-step numbered list")
+    arg("--rounds", type=int, default=32, help="sentences generated per chain (paper: 32)")
+    arg("--lam", type=float, default=0.5, help="λ >= 0 (guidance scale γ = 1+λ; paper γ = 1.5)")
+    arg("--first-lam", type=float, default=0.0, help="λ of round 1 (paper: 0)")
+    arg("--max-new-tokens", type=int, default=100)
+    arg("--batch-size", type=int, default=16, help="chains decoded together (2× rows with the negative stream)")
+    arg("--limit", type=int, default=None, help="use only the first N >= 1 input sentences")
+    arg("--no-stop-at-newline", dest="stop_at_newline", action="store_false",
+        help="do not stop a rewrite at its first newline")
+    arg("--prompt", choices=tuple(INSTRUCTIONS), default="ours", help="ours: the paper's paraphrase instruction; "
+        "step: its step-by-step instruction (Appendix A)")
+    arg("--no-indent", dest="indent", action="store_false", help="drop the official 28-space indentation")
+    arg("--few-shot", action="store_true", help="prepend one worked rewrite as an earlier chat turn")
+    arg("--device", default=None)
+    arg("--quiet", action="store_true", help="no progress bar")
     return ap
 
-def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokenizer=None) -> dict:
-    "CLI `sentemb-lit generate-ranking`: returns {'done': finished chains in --out, 'new': chains written now}. `model`/`tokenizer` override --model (tests)."
+def _job_args(argv) -> argparse.Namespace:
+    "Parsed and checked arguments of the job."
     a = _job_parser().parse_args(argv)
-    for k in ("rounds", "max_new_tokens", "batch_size"):
-        if getattr(a, k) < 1: raise ValueError(f"--{k.replace('_', '-')} must be >= 1, got {getattr(a, k)}")
-    sources = read_sentences(a.input)
-    if a.limit is not None: sources = sources[:a.limit]
-    settings = {k: getattr(a, k) for k in JOB_SETTINGS}
-    if a.mode == "step": settings["lam"] = 0.0
-    out = Path(a.out); out.parent.mkdir(parents=True, exist_ok=True)
+    for k in ("rounds", "max_new_tokens", "batch_size", "limit"):
+        v = getattr(a, k)
+        if v is not None and v < 1: raise ValueError(f"--{k.replace('_', '-')} must be >= 1, got {v}")
+    _check_lam(a.lam, "--lam")
+    _check_lam(a.first_lam, "--first-lam")
+    return a
+
+
+# %% ../nbs/20_contrastive_decoding.ipynb #r20job2
+def _processes() -> tuple:
+    "(rank, number of processes, accelerate state or None): several only under torchrun / accelerate launch."
+    import os
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1: return 0, 1, None
+    from accelerate import PartialState
+    st = PartialState(cpu=not torch.cuda.is_available())               # gloo on CPU-only machines
+    return st.process_index, st.num_processes, st
+
+def _finished(out: Path, settings: dict) -> dict:
+    "source -> record of the chains already in `out` (refused when written with other settings)."
+    from sentemb_lit.io import read_jsonl
     done = {}
-    for rec in _read_jsonl(out) if out.exists() else []:
-        mism = {k: (rec.get("settings", {}).get(k), v) for k, v in settings.items() if rec.get("settings", {}).get(k) != v}
-        if mism: raise ValueError(f"{out} was written with other settings {mism} (file vs now); use another --out")
+    for i, rec in enumerate(read_jsonl(out), start=1):
+        had = rec.get("settings", {})
+        mism = {k: (had.get(k), v) for k, v in settings.items() if had.get(k) != v}
+        if mism:
+            raise ValueError(f"{out}:{i} was written with other settings {mism} (file vs now); use another --out")
         done[rec["source"]] = rec
-    todo = [s for s in sources if s not in done]
-    bar = tqdm(total=len(sources), initial=len(sources) - len(todo), desc=f"chains ({a.mode})", disable=a.quiet)
-    if todo and model is None:
+    return done
+
+def _decode_group(model, tokenizer, group: list[str], a, settings: dict) -> list[dict]:
+    "The chain records of one group of sources."
+    if a.mode == "list":
+        return generate_list_chains(model, tokenizer, group, n=a.rounds, max_new_tokens=a.max_new_tokens,
+                                    batch_size=a.batch_size)
+    return generate_chains(model, tokenizer, group, rounds=a.rounds, lam=settings["lam"], first_lam=a.first_lam,
+                           max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, stop_at_newline=a.stop_at_newline,
+                           prompt=a.prompt, indent=a.indent, few_shot=a.few_shot)
+
+
+# %% ../nbs/20_contrastive_decoding.ipynb #r20job3
+def _locked_run(out: Path, rank: int, state, body):
+    "`body()` with the main process holding the exclusive lock on `out`; every process fails if it cannot."
+    import contextlib
+    from sentemb_lit.io import exclusive, LockedError
+    with contextlib.ExitStack() as stack:
+        err = None
+        if rank == 0:
+            try: stack.enter_context(exclusive(out))
+            except LockedError as e: err = str(e)
+        if state is not None:
+            from accelerate.utils import broadcast_object_list
+            err = broadcast_object_list([err], from_process=0)[0]
+        if err: raise LockedError(err)
+        return body()
+
+def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokenizer=None) -> dict:
+    """CLI `sentemb-lit generate-ranking`: returns {'done': finished chains in --out, 'new': chains written now}.
+    `model`/`tokenizer` override --model (tests)."""
+    a = _job_args(argv)
+    sources = read_sentences(a.input)[:a.limit]
+    settings = {k: getattr(a, k) for k in JOB_SETTINGS} | ({"lam": 0.0} if a.mode == "step" else {})
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rank, world, state = _processes()
+    job = lambda: _run_job(a, sources, settings, out, rank, world, state, model, tokenizer)
+    return _locked_run(out, rank, state, job)
+
+
+# %% ../nbs/20_contrastive_decoding.ipynb #r20job4
+def _run_job(a, sources, settings, out, rank, world, state, model, tokenizer) -> dict:
+    "Decode the groups with missing chains (process `rank` of `world` takes every world-th), main writes in order."
+    from sentemb_lit.io import append_jsonl
+    done = _finished(out, settings)
+    groups = [sources[g:g + a.batch_size] for g in range(0, len(sources), a.batch_size)]
+    groups = [g for g in groups if any(s not in done for s in g)]     # fixed groups: a cut one is decoded again whole
+    if groups and model is None:
         from sentemb_lit.models import load_causal_lm
-        model, tokenizer = load_causal_lm(a.model, device=a.device)
+        gpu = str(state.device) if state is not None and state.device.type != "cpu" else None
+        model, tokenizer = load_causal_lm(a.model, device=a.device or gpu)
+    bar = tqdm(total=len(sources), initial=len(done), desc=f"chains ({a.mode})", disable=a.quiet or rank != 0)
     new = 0
-    for g in range(0, len(todo), a.batch_size):
-        group = todo[g:g + a.batch_size]
-        t0 = time.time()
-        if a.mode == "list":
-            recs = generate_list_chains(model, tokenizer, group, n=a.rounds, max_new_tokens=a.max_new_tokens, batch_size=a.batch_size)
-        else:
-            recs = generate_chains(model, tokenizer, group, rounds=a.rounds, lam=settings["lam"], first_lam=a.first_lam,
-                                   max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, stop_at_newline=a.stop_at_newline,
-                                   prompt=a.prompt, indent=a.indent, few_shot=a.few_shot)
-        dt = (time.time() - t0) / len(group)
-        for rec in recs:
-            _append_jsonl(out, rec | {"settings": settings, "seconds": round(dt, 3)})
-            new += 1; bar.update(1)
+    for w in range(0, len(groups), world):
+        t0, mine = time.time(), groups[w + rank] if w + rank < len(groups) else []
+        recs = _decode_group(model, tokenizer, mine, a, settings) if mine else []
+        per_chain = round((time.time() - t0) / max(1, len(mine)), 3)
+        recs = [r | {"settings": settings, "seconds": per_chain} for r in recs]
+        if state is not None:
+            from accelerate.utils import gather_object
+            recs = [r for part in gather_object([recs]) for r in part]          # groups w, w+1, … in order
+        for r in recs:
+            if r["source"] in done: continue
+            if rank == 0: append_jsonl(out, r)
+            done[r["source"]] = r
+            new += 1
+            bar.update(1)
     bar.close()
-    return {"done": len(sources) - len(todo) + new, "new": new}
+    return {"done": sum(s in done for s in sources), "new": new}
+
+
+# %% ../nbs/20_contrastive_decoding.ipynb #r20cc1
+def _same_chains(old: dict, new: list[dict]) -> bool:
+    same = lambda a, b: all(a.get(k) == b[k] for k in ("chain", "stops", "raw"))
+    return all(r["source"] in old and same(old[r["source"]], r) for r in new)
+
+def _adopt(candidates, out: Path, argv: list, sources: list, settings: dict, batch_size: int, model, tokenizer):
+    "Copy the first candidate that covers `sources` and whose first group decodes the same now; its path."
+    import tempfile
+    from sentemb_lit.io import read_jsonl, append_jsonl
+    for cand in candidates:
+        old = {r["source"]: r for r in read_jsonl(cand) if r.get("settings") == settings}
+        if not all(s in old for s in sources): continue
+        with tempfile.TemporaryDirectory() as d:
+            check = Path(d) / "check.jsonl"
+            generate_ranking_main(argv + ["--out", str(check), "--limit", str(min(batch_size, len(sources)))],
+                                  model=model, tokenizer=tokenizer)
+            fresh = read_jsonl(check)
+        if not _same_chains(old, fresh):
+            print(f"not reused: {cand} (its first group decodes differently with the current code)")
+            continue
+        for s in sources: append_jsonl(out, old[s])
+        return Path(cand)
+    return None
+
+
+# %% ../nbs/20_contrastive_decoding.ipynb #r20cc2
+def cached_chains(root, name: str, argv: Sequence[str], model=None, tokenizer=None, adopt: Sequence = ()) -> tuple:
+    """(chains file, key) of `generate-ranking argv` (all arguments but --out) cached in `KeyedStore(root)` under
+    `name`, keyed by settings, batch size, sources and this module's code; earlier files adopted after a check."""
+    from sentemb_lit.io import KeyedStore, cache_key
+    argv = list(argv)
+    a = _job_args(argv + ["--out", "-"])
+    sources = read_sentences(a.input)[:a.limit]
+    settings = {k: getattr(a, k) for k in JOB_SETTINGS} | ({"lam": 0.0} if a.mode == "step" else {})
+    key = cache_key(settings | {"batch_size": a.batch_size}, data=(sources,), code=("decoding",))
+    store = KeyedStore(root)
+    out = store.path(name, key) / "chains.jsonl"
+    if store.is_done(name, key): return out, key
+    adopted = None
+    if not out.exists():
+        parts = lambda f: json.loads((f.parent / "key.json").read_text())["parts"] | {"code": key["parts"]["code"]}
+        older = [f for f in sorted(Path(root, name).glob("*/chains.jsonl"))
+                 if f != out and (f.parent / "key.json").exists() and parts(f) == key["parts"]]
+        adopted = _adopt([*older, *adopt], out, argv, sources, settings, a.batch_size, model, tokenizer)
+    generate_ranking_main(argv + ["--out", str(out)], model=model, tokenizer=tokenizer)
+    store.mark_done(name, key, n_chains=len(sources), adopted_from=adopted and adopted.as_posix())
+    return out, key
+
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c037
 def chain_similarity(encode: Callable, recs: Sequence[dict]) -> np.ndarray:

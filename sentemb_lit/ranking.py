@@ -4,7 +4,7 @@
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c002
 from __future__ import annotations
-import copy, json, math, time
+import copy, inspect, json, math, time
 from pathlib import Path
 from typing import Sequence
 import numpy as np
@@ -12,71 +12,145 @@ import torch
 import torch.nn.functional as F
 from .data import check_sentences
 from .models import POOLINGS, pool, SentenceEncoder, load_encoder, MODEL_REGISTRY
-from .training import fit, set_seed, read_jsonl
+from .io import atomic_write_json, read_jsonl
+from .training import fit, set_seed
 
 # %% auto #0
-__all__ = ['INDEX_MODES', 'TARGETS', 'refine_similarity', 'listmle_loss', 'ranking_target', 'RankStudent', 'same_tokenizer',
-           'chain_loss', 'posttrain', 'collapse_repeats', 'posttrain_and_evaluate']
+__all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'TARGETS', 'refine_similarity', 'listmle_loss', 'ranking_target',
+           'RankStudent', 'same_tokenizer', 'chain_loss', 'posttrain', 'collapse_repeats', 'run_config', 'save_pairs',
+           'load_pairs', 'posttrain_and_evaluate']
 
-# %% ../nbs/21_ranking_posttraining.ipynb #c005
-INDEX_MODES = ("relative", "reference")
-
-def _check_square(M: torch.Tensor, what: str) -> torch.Tensor:
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk1
+def _check_square(M, what: str) -> torch.Tensor:
     if not isinstance(M, torch.Tensor): raise TypeError(f"{what} must be a torch.Tensor, got {type(M).__name__}")
-    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] < 2: raise ValueError(f"{what} must be a square [K, K] matrix with K >= 2, got {tuple(M.shape)}")
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] < 2:
+        raise ValueError(f"{what} must be a square [K, K] matrix with K >= 2, got shape {tuple(M.shape)}")
     if not M.is_floating_point(): raise TypeError(f"{what} must be a floating tensor, got {M.dtype}")
     if not torch.isfinite(M).all(): raise ValueError(f"{what} contains NaN or inf")
     return M
 
-def refine_similarity(phi: torch.Tensor, omega: float = 0.5, index_mode: str = "relative") -> torch.Tensor:
-    "Algorithm 1 / Eq. 6–7: the refined similarity matrix Φ̂ = Φ + sign(A)·log(ω|A| + 1) of a chain's [K, K] similarity matrix Φ."
-    phi = _check_square(phi, "phi")
-    if isinstance(omega, bool) or not isinstance(omega, (int, float)) or not math.isfinite(omega) or omega < 0:
-        raise ValueError(f"omega must be a finite number >= 0, got {omega!r}")
-    if index_mode not in INDEX_MODES: raise ValueError(f"Unknown index_mode {index_mode!r}; choose one of {INDEX_MODES}")
+def _check_number(v, what: str, low: float = 0.0, strict: bool = False) -> float:
+    ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+    if not ok or (v <= low if strict else v < low):
+        raise ValueError(f"{what} must be a finite number {'>' if strict else '>='} {low}, got {v!r}")
+    return float(v)
+
+def _check_choice(v, what: str, choices: tuple) -> str:
+    if v not in choices:
+        raise ValueError(f"Unknown {what} {v!r}; choose one of {choices}")
+    return v
+
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk2
+def _check_refine(phi, omega, index_mode) -> torch.Tensor:
+    _check_number(omega, "omega")
+    _check_choice(index_mode, "index_mode", INDEX_MODES)
+    return _check_square(phi, "phi")
+
+def _check_listmle(scores, target, reduction, form) -> None:
+    for what, x in (("scores", scores), ("target", target)):
+        if not isinstance(x, torch.Tensor): raise TypeError(f"{what} must be a torch.Tensor, got {type(x).__name__}")
+        if not x.is_floating_point(): raise TypeError(f"{what} must be a floating tensor, got {x.dtype}")
+        if not torch.isfinite(x).all(): raise ValueError(f"{what} contains NaN or inf")
+    if scores.ndim != 2 or scores.shape != target.shape:
+        raise ValueError(f"scores and target must be [R, K] of one shape, got {tuple(scores.shape)} and "
+                         f"{tuple(target.shape)}")
+    if scores.shape[1] < 2:
+        raise ValueError(f"a ranking needs at least 2 items per row, got scores of shape {tuple(scores.shape)}")
+    _check_choice(reduction, "reduction", ("mean", "sum", "none"))
+    _check_choice(form, "form", LISTMLE_FORMS)
+
+def _check_chain(chain, tau, tau2) -> list[str]:
+    chain = check_sentences(chain, "chain")
+    if len(chain) < 2: raise ValueError(f"a chain needs at least 2 sentences, got {len(chain)}")
+    _check_number(tau, "tau", strict=True)
+    _check_number(tau2, "tau2", strict=True)
+    return chain
+
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk3
+def _check_posttrain(chains, mode, lr, index_mode, listmle_form) -> list[list[str]]:
+    if isinstance(chains, (str, bytes)) or not isinstance(chains, Sequence):
+        raise TypeError(f"chains must be a list of sentence lists, got {type(chains).__name__}")
+    chains = [check_sentences(c, f"chains[{i}]") for i, c in enumerate(chains)]
+    if not chains: raise ValueError("no chains to train on (chains is empty)")
+    short = [i for i, c in enumerate(chains) if len(c) < 2]
+    if short:
+        raise ValueError(f"every chain needs at least 2 sentences; chains{short[:5]} have fewer")
+    _check_choice(mode, "target mode", TARGETS)
+    _check_choice(index_mode, "index_mode", INDEX_MODES)
+    _check_choice(listmle_form, "listmle_form", LISTMLE_FORMS)
+    _check_number(lr, "lr", strict=True)
+    return chains
+
+def _check_same_config(stored, now: dict, where) -> None:
+    if stored is None: raise ValueError(f"{where} holds no run config (an older cache): delete it to rerun the run")
+    diff = {k: (stored.get(k), now.get(k)) for k in sorted(set(stored) | set(now)) if stored.get(k) != now.get(k)}
+    if diff:
+        raise ValueError(f"{where} was written with another config {diff} (stored vs now); use another folder")
+
+
+# %% ../nbs/21_ranking_posttraining.ipynb #c005
+INDEX_MODES = ("paper", "official")        # Algorithm 1 mode: Eq. 6's sign test, or the official code's
+
+def refine_similarity(phi: torch.Tensor, omega: float = 0.5, index_mode: str = "paper") -> torch.Tensor:
+    "Algorithm 1 / Eq. 6–7: Φ̂ = Φ + sign(A)·log(ω|A| + 1) of a chain's [K, K] teacher similarities Φ."
+    phi = _check_refine(phi, omega, index_mode)
     K = phi.shape[0]
     j = torch.arange(K, device=phi.device)
     upper = j[None, :] >= j[:, None]                                   # [row j, column k]: k >= j
     masked = phi.masked_fill(~upper, float("-inf"))
-    vals, order = masked.sort(dim=1, descending=True, stable=True)     # the first K-j entries of row j are its upper part
-    actual = torch.empty_like(order); actual.scatter_(1, order, j.expand(K, K).contiguous())   # actual rank of column k
+    vals, order = masked.sort(dim=1, descending=True, stable=True)     # the first K-j entries of row j: its upper part
+    actual = torch.empty_like(order)
+    actual.scatter_(1, order, j.expand(K, K).contiguous())             # r̂(k), the actual rank of column k
     ideal = (j[None, :] - j[:, None]).clamp(min=0)                     # r(k) = k - j
     ref = vals.gather(1, ideal)                                        # φ_j[r(k)], the value at the ideal rank
-    target = ideal if index_mode == "relative" else j[None, :].expand(K, K)
+    target = ideal if index_mode == "paper" else j[None, :].expand(K, K)
     sign = torch.where(actual < target, -1.0, 1.0).to(phi.dtype)
     A = torch.where(upper, sign * (phi - ref).abs(), torch.zeros_like(phi))
     A = A + A.triu(1).T                                                # mirror: A[k, j] = A[j, k]
     return phi + torch.sign(A) * torch.log(omega * A.abs() + 1)
 
+
 # %% ../nbs/21_ranking_posttraining.ipynb #c011
+LISTMLE_FORMS = ("paper", "official")
+OFFICIAL_EPS = 1e-7                        # added inside the log by the official ListMLE
+
+def _target_order(target: torch.Tensor, form: str) -> torch.Tensor:
+    if form == "paper": return target.argsort(dim=1, descending=True, stable=True)
+    return target.sort(dim=1, descending=True).indices           # torch's default sort, as the official code
+
+def _listmle_rows(s: torch.Tensor, form: str) -> torch.Tensor:
+    "Per-row Eq. 8 of scores `s` [R, K] already in the target's order."
+    if form == "paper": return (torch.logcumsumexp(s.flip(1), dim=1).flip(1) - s).sum(1)     # log Σ_{q≥p} e^{s_q} − s_p
+    s = s - s.max(dim=1, keepdim=True).values
+    tail = s.exp().flip(1).cumsum(1).flip(1)                                                 # Σ_{q≥p} e^{s_q − m}
+    return (torch.log(tail + OFFICIAL_EPS) - s).sum(1)
+
 def listmle_loss(scores: torch.Tensor, target: torch.Tensor, generator: torch.Generator | None = None,
-                 reduction: str = "mean") -> torch.Tensor:
-    "Eq. 8: ListMLE of student `scores` [R, K] against the ranking given by `target` [R, K] (ties broken by one shared random permutation)."
-    if not isinstance(scores, torch.Tensor) or not isinstance(target, torch.Tensor): raise TypeError("scores and target must be torch tensors")
-    if scores.ndim != 2 or scores.shape != target.shape: raise ValueError(f"scores and target must be [R, K] of one shape, got {tuple(scores.shape)} and {tuple(target.shape)}")
-    if scores.shape[1] < 2: raise ValueError("a ranking needs at least 2 items per row")
-    if not torch.isfinite(target).all(): raise ValueError("target contains NaN or inf")
-    if reduction not in ("mean", "sum", "none"): raise ValueError(f"Unknown reduction {reduction!r}")
-    perm = torch.randperm(scores.shape[1], generator=generator).to(scores.device)
+                 reduction: str = "mean", form: str = "paper") -> torch.Tensor:
+    "Eq. 8: ListMLE of student `scores` [R, K] against the ranking of `target` [R, K] (`form`: paper | official)."
+    _check_listmle(scores, target, reduction, form)
+    perm = torch.randperm(scores.shape[1], generator=generator).to(scores.device)     # one tie-break for all rows
     s, t = scores[:, perm], target[:, perm]
-    order = t.argsort(dim=1, descending=True, stable=True)
-    s = s.gather(1, order)
-    tail = torch.logcumsumexp(s.flip(1), dim=1).flip(1)            # log Σ_{q ≥ p} exp(s_q)
-    loss = (tail - s).sum(1)
+    loss = _listmle_rows(s.gather(1, _target_order(t, form)), form)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c014
 TARGETS = ("full", "rank", "semantic")
 
-def ranking_target(phi: torch.Tensor, mode: str = "full", omega: float = 0.5, index_mode: str = "relative") -> torch.Tensor:
+def ranking_target(phi: torch.Tensor, mode: str = "full", omega: float = 0.5,
+                   index_mode: str = "paper") -> torch.Tensor:
     "The ListMLE target of one chain from the teacher's scaled similarities `phi` [K, K]."
-    if mode not in TARGETS: raise ValueError(f"Unknown target mode {mode!r}; choose one of {TARGETS}")
+    _check_choice(mode, "target mode", TARGETS)
     phi = _check_square(phi, "phi")
     if mode == "semantic": return phi
     if mode == "rank":
         j = torch.arange(phi.shape[0], device=phi.device, dtype=phi.dtype)
         return -(j[None, :] - j[:, None]).abs()
     return refine_similarity(phi, omega, index_mode)
+
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c017
 class RankStudent(torch.nn.Module):
@@ -100,53 +174,37 @@ def same_tokenizer(a, b) -> bool:
     "Whether two tokenizers split text identically (same class and the same vocabulary)."
     return type(a) is type(b) and len(a) == len(b) and a.get_vocab() == b.get_vocab()
 
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21cl0
 def chain_loss(student: RankStudent, teacher: RankStudent, tokenizer, chain: Sequence[str], mode: str = "full",
-               omega: float = 0.5, index_mode: str = "relative", tau: float = 0.05, tau2: float = 0.05,
-               max_length: int = 32, generator: torch.Generator | None = None,
-               teacher_tokenizer=None) -> tuple[torch.Tensor, dict]:
-    """ListMLE loss of one ranking chain (list of K sentences in generation order) and diagnostic terms.
-    `teacher_tokenizer`: the teacher's own tokenizer when it differs from the student's (None: one tokenization feeds both)."""
-    chain = check_sentences(chain, "chain")
-    if len(chain) < 2: raise ValueError("a chain needs at least 2 sentences")
-    if tau <= 0 or tau2 <= 0: raise ValueError(f"temperatures must be > 0, got tau={tau}, tau2={tau2}")
-    device = next(student.parameters()).device
-    batch = tokenizer(list(chain), padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(device)
-    tbatch = batch if teacher_tokenizer is None else teacher_tokenizer(
-        list(chain), padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(next(teacher.parameters()).device)
+               omega: float = 0.5, index_mode: str = "paper", tau: float = 0.05, tau2: float = 0.05,
+               max_length: int = 32, generator: torch.Generator | None = None, teacher_tokenizer=None,
+               listmle_form: str = "paper") -> tuple[torch.Tensor, dict]:
+    """ListMLE loss of one ranking chain (K sentences in generation order) and diagnostic terms. `teacher_tokenizer`:
+    the teacher's own tokenizer when it differs from the student's (None: one tokenization feeds both)."""
+    chain = _check_chain(chain, tau, tau2)
+    tokenize = lambda tk, module: tk(list(chain), padding=True, truncation=True, max_length=max_length,
+                                     return_tensors="pt").to(next(module.parameters()).device)
+    batch = tokenize(tokenizer, student)
+    tbatch = batch if teacher_tokenizer is None else tokenize(teacher_tokenizer, teacher)
     with torch.no_grad():
         teacher.eval()
-        phi = _cos_matrix(teacher(tbatch["input_ids"], tbatch["attention_mask"])) / tau2
-    S = _cos_matrix(student(batch["input_ids"], batch["attention_mask"])) / tau
+        phi = _cos_matrix(teacher(tbatch["input_ids"], tbatch["attention_mask"])) / tau2        # φ / τ₂
+    S = _cos_matrix(student(batch["input_ids"], batch["attention_mask"])) / tau                 # s / τ
     target = ranking_target(phi.double(), mode, omega, index_mode).float()
-    loss = listmle_loss(S, target, generator=generator)
-    changed = float((target.argsort(1, descending=True) != phi.argsort(1, descending=True)).float().mean()) if mode == "full" else 0.0
-    return loss, {"listmle": float(loss.detach()), "target_order_changed": changed}
+    loss = listmle_loss(S, target, generator=generator, form=listmle_form)
+    moved = (target.argsort(1, descending=True) != phi.argsort(1, descending=True)).float().mean()
+    return loss, {"listmle": float(loss.detach()), "target_order_changed": float(moved) if mode == "full" else 0.0}
+
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c022
 def _student_state(student: RankStudent) -> dict:
     return {k: v.detach().cpu().clone() for k, v in student.state_dict().items()}
 
-def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "minilm-l6", teacher: str | tuple | None = None,
-              pooling: str = "cls", teacher_pooling: str | None = None, mode: str = "full", omega: float = 0.5,
-              index_mode: str = "relative", lr: float = 3e-6, epochs: int = 1, n_steps: int | None = None,
-              tau: float = 0.05, tau2: float = 0.05, max_length: int = 32, mlp: bool = True, eval_every: int = 25,
-              ckpt_every: int = 25, dev_limit: int | None = None, seed: int = 2024, progress: bool = True,
-              stop_after: int | None = None, dev0: float | None = None) -> dict:
-    """Post-train `student` (registry name / path, or a (model, tokenizer) pair) on ranking `chains` (lists of sentences in
-    generation order) with ListMLE against `mode`'s target. `eval_every=None` evaluates at the start and the end only;
-    `dev0` (the known dev score of the untrained student) skips the step-0 evaluation. Returns {'student': RankStudent
-    with the best-dev weights, 'tokenizer', 'fit': FitResult, 'dev0': dev score before training, 'last_state': the
-    student's state dict after the last step}."""
-    from sentemb_lit.evaluation import evaluate_dev
-    chains = [check_sentences(c, f"chains[{i}]") for i, c in enumerate(chains)]
-    if not chains: raise ValueError("no chains to train on")
-    if any(len(c) < 2 for c in chains): raise ValueError("every chain needs at least 2 sentences")
-    if mode not in TARGETS: raise ValueError(f"Unknown target mode {mode!r}; choose one of {TARGETS}")
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0): raise ValueError(f"lr must be a positive number, got {lr!r}")
-    set_seed(seed)
+def _models(student, teacher, pooling: str, teacher_pooling: str | None, mlp: bool) -> tuple:
+    "(student with its MLP head, its tokenizer, the frozen teacher, the teacher's own tokenizer or None when the same)."
     enc, tok = load_encoder(student) if isinstance(student, str) else student
-    model = RankStudent(enc, pooling, mlp)
-    ttok = None                                                 # the teacher's own tokenizer, when it differs
+    model, ttok = RankStudent(enc, pooling, mlp), None
     if teacher is None:
         tmodel = RankStudent(copy.deepcopy(enc), teacher_pooling or pooling, mlp=False)
     else:
@@ -154,67 +212,130 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
         if same_tokenizer(ttok, tok): ttok = None              # one tokenization feeds both
         spec = MODEL_REGISTRY.get(teacher) if isinstance(teacher, str) else None
         tmodel = RankStudent(tenc, teacher_pooling or (spec.pooling if spec else pooling), mlp=False)
-    tmodel.requires_grad_(False).eval()
-    total = n_steps or epochs * len(chains)
+    return model, tok, tmodel.requires_grad_(False).eval(), ttok
+
+def _chain_order(n_chains: int, total: int, seed: int):
+    "step (1-based) -> chain index: one seeded permutation of the chains per epoch."
     rng = np.random.default_rng(seed)
-    orders = [rng.permutation(len(chains)) for _ in range(math.ceil(total / len(chains)))]
-    batch_at = lambda step: chains[orders[(step - 1) // len(chains)][(step - 1) % len(chains)]]
-    gen = torch.Generator()
-    out_dir = Path(out_dir)
+    orders = [rng.permutation(n_chains) for _ in range(math.ceil(total / n_chains))]
+    return lambda step: int(orders[(step - 1) // n_chains][(step - 1) % n_chains])
+
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21pt0
+def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "minilm-l6",
+              teacher: str | tuple | None = None, pooling: str = "cls", teacher_pooling: str | None = None,
+              mode: str = "full", omega: float = 0.5, index_mode: str = "paper", listmle_form: str = "paper",
+              lr: float = 3e-6, epochs: int = 1, n_steps: int | None = None, tau: float = 0.05, tau2: float = 0.05,
+              max_length: int = 32, mlp: bool = True, eval_every: int | None = 25, ckpt_every: int = 25,
+              dev_limit: int | None = None, seed: int = 2024, progress: bool = True, stop_after: int | None = None,
+              dev0: float | None = None) -> dict:
+    """Post-train `student` (registry name / path, or a (model, tokenizer) pair) on ranking `chains` with ListMLE
+    (`listmle_form`) against `mode`'s target (Algorithm 1 in `index_mode`). `eval_every=None`: dev at start and end
+    only; `dev0` (the untrained student's dev score) skips the step-0 evaluation. Returns {'student' (best-dev
+    weights), 'tokenizer', 'fit', 'dev0', 'last_state' (weights after the last step)}."""
+    from sentemb_lit.evaluation import evaluate_dev
+    chains = _check_posttrain(chains, mode, lr, index_mode, listmle_form)
+    set_seed(seed)
+    model, tok, tmodel, ttok = _models(student, teacher, pooling, teacher_pooling, mlp)
+    total, out_dir, gen = n_steps or epochs * len(chains), Path(out_dir), torch.Generator()
+    pick = _chain_order(len(chains), total, seed)
     def loss_fn(chain, step):
         gen.manual_seed(seed * 100003 + step)
-        return chain_loss(model, tmodel, tok, chain, mode, omega, index_mode, tau, tau2, max_length, gen, teacher_tokenizer=ttok)
-    calls = [0]
+        return chain_loss(model, tmodel, tok, chain, mode, omega, index_mode, tau, tau2, max_length, gen, ttok,
+                          listmle_form)
     def evaluate():
-        calls[0] += 1
-        if calls[0] == 1 and dev0 is not None and not (out_dir / "checkpoint.pt").exists(): return dev0
+        fresh = not (out_dir / "checkpoint.pt").exists() and not (out_dir / "log.jsonl").exists()
+        if dev0 is not None and fresh: return dev0                # step 0 of a new run: the known score
         return evaluate_dev(SentenceEncoder(model.encoder, tok, pooling, show_progress=False), limit=dev_limit)["avg"]
-    if eval_every is None: eval_every = total
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / total))
-    res = fit({"student": model}, opt, loss_fn, batch_at, total, out_dir, evaluate=evaluate, eval_every=eval_every,
-              save_best=lambda d: torch.save(_student_state(model), Path(d) / "student.pt"), ckpt_every=ckpt_every,
-              seed=seed, scheduler=sched, max_grad_norm=1.0, progress=progress, stop_after=stop_after, desc=f"posttrain[{mode}]")
-    log = read_jsonl(out_dir / "log.jsonl")
-    dev0 = next((r["dev"] for r in log if r.get("step") == 0 and "dev" in r), None)
+    res = fit({"student": model}, opt, loss_fn, lambda step: chains[pick(step)], total, out_dir, evaluate=evaluate,
+              eval_every=eval_every or total,
+              save_best=lambda d: torch.save(_student_state(model), Path(d) / "student.pt"),
+              ckpt_every=ckpt_every, seed=seed, scheduler=sched, max_grad_norm=1.0, progress=progress,
+              stop_after=stop_after, desc=f"posttrain[{mode}]")
+    dev0 = next((r["dev"] for r in read_jsonl(out_dir / "log.jsonl") if r.get("step") == 0 and "dev" in r), None)
     last_state = _student_state(model)                          # the weights after the last step
     if (out_dir / "best" / "student.pt").exists():
         model.load_state_dict(torch.load(out_dir / "best" / "student.pt", map_location="cpu"))
     model.eval()
     return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state}
 
+
 # %% ../nbs/21_ranking_posttraining.ipynb #c025
 def collapse_repeats(chain: Sequence[str]) -> list[str]:
     "The chain without repeated sentences (first occurrence kept, order preserved)."
-    seen, out = set(), []
-    for x in chain:
-        if x not in seen: seen.add(x); out.append(x)
+    return list(dict.fromkeys(chain))
+
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21rc0
+def run_config(chains, **kw) -> dict:
+    "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
+    from sentemb_lit.io import fingerprint
+    sig = inspect.signature(posttrain).parameters
+    unknown = sorted(set(kw) - set(sig))
+    if unknown: raise TypeError(f"unknown posttrain argument(s) {unknown}")
+    cfg = {k: kw.get(k, p.default) for k, p in sig.items() if k not in ("chains", "out_dir", "progress", "stop_after")}
+    for k in ("student", "teacher"):                             # a model object is named by its class only
+        if not (cfg[k] is None or isinstance(cfg[k], str)): cfg[k] = type(cfg[k][0]).__name__
+    return cfg | {"chains": fingerprint([list(c) for c in chains]), "n_chains": len(chains)}
+
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21pe0
+def _sts(student: RankStudent, tok, test_limit):
+    "7-STS test of the student's current weights (an `STSResults` with per-pair cosines in `.pairs`)."
+    from sentemb_lit.evaluation import evaluate_sts
+    return evaluate_sts(SentenceEncoder(student.encoder, tok, student.pooling, show_progress=False), limit=test_limit)
+
+def save_pairs(path, pairs: dict) -> Path:
+    "Per-pair gold scores and cosines of an STS evaluation (`STSResults.pairs`) as a compressed .npz."
+    from sentemb_lit.io import _atomic_write
+    arrays = {f"{t}.{k}": np.asarray(v) for t, p in pairs.items() for k, v in p.items() if v is not None}
+    def write(tmp):
+        with open(tmp, "wb") as f: np.savez_compressed(f, **arrays)
+    return _atomic_write(path, write)
+
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21pe2
+def load_pairs(path) -> dict:
+    "The pairs dict written by `save_pairs`: task -> {'gold', 'pred', 'subset'}."
+    with np.load(path, allow_pickle=False) as z:
+        out = {}
+        for name in z.files:
+            t, k = name.rsplit(".", 1)
+            out.setdefault(t, {})[k] = z[name]
     return out
 
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21pe1
 def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, test_limit: int | None = None,
-                           test_last: bool = True, **kw) -> dict:
-    """posttrain(chains, run_dir, **kw), then 7-STS test scores of the best-dev student (`scores`) and, with `test_last`,
-    of the student after the last step (`scores_last`). Cached in run_dir/result.json (a cache without `scores_last`
-    is completed: `fit` resumes from its final checkpoint, or retrains when the checkpoint was deleted)."""
-    from sentemb_lit.evaluation import evaluate_sts
-    from sentemb_lit.training import atomic_write_json
-    cache = Path(run_dir) / "result.json"
+                           keep_pairs: bool = False, **kw) -> dict:
+    """posttrain(chains, run_dir, **kw), then 7-STS test scores of the best-dev student (`scores`) and of the student
+    after the last step (`scores_last`; `keep_pairs`: its per-pair cosines in run_dir/pairs_last.npz), cached in
+    run_dir/result.json with the run's `config` (ListMLE form, Algorithm 1 mode, seed, …); a cache written with
+    another config is refused, naming the differing keys."""
+    config, cache = run_config(chains, **kw), Path(run_dir) / "result.json"
     if cache.exists():
-        res = json.loads(cache.read_text())
-        if not test_last or "scores_last" in res: return res
+        res = json.loads(cache.read_text(encoding="utf-8"))
+        _check_same_config(res.get("config"), config, cache)
+        if not keep_pairs or (Path(run_dir) / "pairs_last.npz").exists(): return res
     t0 = time.time()
     r = posttrain(chains, run_dir, **kw)
-    student = r["student"]
-    test = lambda: evaluate_sts(SentenceEncoder(student.encoder, r["tokenizer"], student.pooling, show_progress=False),
-                                limit=test_limit).scores
-    if r["fit"].best_step == 0 and base_scores is not None: scores = dict(base_scores)
-    else: scores = test()
-    res = {"scores": scores, "dev0": r["dev0"], "best_dev": r["fit"].best_score, "best_step": r["fit"].best_step,
-           "steps": r["fit"].last_step, "n_chains": len(chains)}
-    if test_last:
-        if r["fit"].best_step == r["fit"].last_step: res["scores_last"] = dict(scores)
-        else: student.load_state_dict(r["last_state"]); res["scores_last"] = test()
-    res["seconds"] = round(time.time() - t0, 1)
+    student, tok, fr = r["student"], r["tokenizer"], r["fit"]
+    best_state = _student_state(student)
+    student.load_state_dict(r["last_state"])
+    last = _sts(student, tok, test_limit)
+    if fr.best_step == fr.last_step: scores = dict(last.scores)
+    elif fr.best_step == 0 and base_scores is not None: scores = dict(base_scores)
+    else:
+        student.load_state_dict(best_state)
+        scores = _sts(student, tok, test_limit).scores
+    if keep_pairs: save_pairs(Path(run_dir) / "pairs_last.npz", last.pairs)
+    devs = [e["dev"] for e in read_jsonl(Path(run_dir) / "log.jsonl") if "dev" in e]
+    res = {"config": config, "scores": scores, "scores_last": last.scores, "dev0": r["dev0"], "best_dev": fr.best_score,
+           "dev_last": devs[-1] if devs else None, "best_step": fr.best_step, "steps": fr.last_step,
+           "n_chains": len(chains), "listmle_form": config["listmle_form"], "alg1_mode": config["index_mode"],
+           "seconds": round(time.time() - t0, 1)}
     atomic_write_json(cache, res)
     return res
 

@@ -87,3 +87,87 @@ def test_job_torn_line_is_ignored_and_redone(tmp_path, tl):
     with open(out, "a") as f: f.write('{"source": "A cat sl')          # an interrupted write
     r = D.generate_ranking_main(args, model=m, tokenizer=t)
     assert r["new"] == 1 and r["done"] == 2
+
+
+# --- the job under interruption, concurrency and several processes (subprocesses on a saved tiny LLaMA) ---
+import os, signal, subprocess, sys, time
+from pathlib import Path
+from sentemb_lit.io import read_jsonl, LockedError
+
+SOURCES = [f"Sentence number {i} is about a {w} in the park." for i, w in
+           enumerate(["dog", "cat", "man", "child", "bird", "tree", "car", "woman", "ball", "bench", "kite", "duck"])]
+RUN = "import sys; from sentemb_lit.cli import main; sys.exit(main(['generate-ranking'] + sys.argv[1:]))"
+
+
+@pytest.fixture(scope="module")
+def saved_llama(tmp_path_factory):
+    """A tiny random LLaMA with SmolLM2's tokenizer, saved with save_pretrained (a local model path for subprocesses);
+    untied output embeddings, so its greedy rewrites are non-empty and differ between sources."""
+    d = tmp_path_factory.mktemp("tiny_llama")
+    m, t = tiny_llama(seed=0, tie_word_embeddings=False)
+    m.save_pretrained(d)
+    t.save_pretrained(d)
+    return d
+
+
+def _env():
+    return os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+                         "TRANSFORMERS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
+
+
+def _job_args(model_dir, inp, out, rounds=6, tokens=12):
+    return ["--model", str(model_dir), "--input", str(inp), "--out", str(out), "--rounds", str(rounds),
+            "--max-new-tokens", str(tokens), "--batch-size", "2", "--quiet"]
+
+
+def _chains(path):
+    return [(r["source"], r["chain"], r["stops"], r["raw"]) for r in read_jsonl(path)]
+
+
+def test_sigkill_mid_run_then_resume(tmp_path, saved_llama):
+    "A run killed with SIGKILL mid-write (plus a torn last line) resumes to exactly the uninterrupted file."
+    inp = tmp_path / "s.txt"
+    inp.write_text("\n".join(SOURCES) + "\n")
+    ref, cut = tmp_path / "ref.jsonl", tmp_path / "cut.jsonl"
+    from sentemb_lit.models import load_causal_lm
+    m, t = load_causal_lm(str(saved_llama))
+    assert D.generate_ranking_main(_job_args(saved_llama, inp, ref), model=m, tokenizer=t)["new"] == len(SOURCES)
+    p = subprocess.Popen([sys.executable, "-c", RUN, *_job_args(saved_llama, inp, cut)], env=_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    t0 = time.time()
+    while not (cut.exists() and cut.read_text().count("\n") >= 1) and time.time() - t0 < 120 and p.poll() is None:
+        time.sleep(0.01)
+    with pytest.raises(LockedError, match="in use"):          # meanwhile a second writer on the same file is refused
+        D.generate_ranking_main(_job_args(saved_llama, inp, cut), model=m, tokenizer=t)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    assert p.returncode == -signal.SIGKILL, p.stderr.read()[-2000:]
+    n_before = cut.read_text().count("\n")
+    assert 1 <= n_before < len(SOURCES)
+    with open(cut, "a") as f: f.write('{"source": "' + SOURCES[n_before][:10])     # a write cut short
+    r = subprocess.run([sys.executable, "-c", RUN, *_job_args(saved_llama, inp, cut)], env=_env(),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = _chains(cut)
+    assert [c[0] for c in got] == SOURCES                     # each source exactly once, in input order
+    assert got == _chains(ref)                                # bit-identical chains
+    assert len({c[1][1] for c in got}) > 1 and all(c[1][1] for c in got)    # non-trivial rewrites
+
+
+def test_two_processes_write_the_same_chains(tmp_path, saved_llama):
+    "torchrun with 2 processes: the groups are split over the processes and the main one writes them in input order."
+    inp = tmp_path / "s.txt"
+    inp.write_text("\n".join(SOURCES[:9]) + "\n")
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    args = lambda out: _job_args(saved_llama, inp, out, rounds=3, tokens=6)
+    r1 = subprocess.run([sys.executable, "-c", RUN, *args(one)], env=_env(), capture_output=True, text=True,
+                        timeout=300)
+    assert r1.returncode == 0, r1.stderr[-2000:]
+    script = tmp_path / "job.py"
+    script.write_text(RUN.replace("; ", "\n"))
+    r2 = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                         str(script), *args(two)], env=_env(), capture_output=True, text=True, timeout=300)
+    assert r2.returncode == 0, r2.stderr[-3000:]
+    assert [c[0] for c in _chains(two)] == SOURCES[:9]
+    assert _chains(two) == _chains(one)
+    assert not (tmp_path / "two.jsonl.torn").exists()

@@ -8,6 +8,7 @@ def test_refine_bad_inputs():
     with pytest.raises(TypeError, match="floating"): R.refine_similarity(torch.ones(3, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="omega"): R.refine_similarity(torch.eye(3), omega=float("nan"))
     with pytest.raises(ValueError, match="index_mode"): R.refine_similarity(torch.eye(3), index_mode="abs")
+    assert R.INDEX_MODES == ("paper", "official")
 
 def test_refine_symmetric_and_identity_on_ranked():
     g = torch.Generator().manual_seed(0)
@@ -37,3 +38,67 @@ def test_posttrain_bad_inputs(tmp_path):
     with pytest.raises(ValueError, match="no chains"): R.posttrain([], tmp_path)
     with pytest.raises(ValueError, match="empty"): R.posttrain([["a", " "]], tmp_path)
     with pytest.raises(ValueError, match="lr"): R.posttrain([["a", "b"]], tmp_path, lr=float("nan"))
+
+
+def official_listmle_by_hand(scores, target, perm) -> float:
+    """The official ListMLE (allRank style) written out with Python floats: permute the columns, order each row by the
+    target with torch's default descending sort, subtract the row maximum, and add 1e-7 to every tail sum inside the
+    log; the mean over rows of the per-row sums."""
+    t_perm = target[:, perm]
+    order = t_perm.sort(dim=-1, descending=True).indices        # the official tie-break: default (unstable) sort
+    rows = []
+    for r in range(scores.shape[0]):
+        x = [float(scores[r, perm][j]) for j in order[r].tolist()]
+        m = max(x)
+        total = 0.0
+        for p in range(len(x)):
+            tail = sum(math.exp(v - m) for v in x[p:])
+            total += math.log(tail + 1e-7) - (x[p] - m)
+        rows.append(total)
+    return sum(rows) / len(rows)
+
+
+def exact_listmle(scores, order_rows) -> float:
+    "Eq. 8 with exact log-sum-exp, for given per-row orders."
+    out = []
+    for r, order in enumerate(order_rows):
+        x = [float(scores[r][j]) for j in order]
+        out.append(sum(math.log(sum(math.exp(v) for v in x[p:])) - x[p] for p in range(len(x))))
+    return sum(out) / len(out)
+
+
+@pytest.mark.parametrize("K,scale,ties", [(5, 1.0, False), (6, 20.0, False), (33, 20.0, True), (20, 5.0, True)])
+def test_official_form_matches_the_transcription(K, scale, ties):
+    g = torch.Generator().manual_seed(K)
+    scores = scale * torch.randn(4, K, generator=g, dtype=torch.float64)
+    if ties:                                                     # the ranking-only target: symmetric ties
+        j = torch.arange(K, dtype=torch.float64)
+        target = -(j[None, :] - j[:, None]).abs()[:4]
+    else:
+        target = torch.randn(4, K, generator=g, dtype=torch.float64)
+    perm = torch.randperm(K, generator=torch.Generator().manual_seed(11))
+    got = R.listmle_loss(scores, target, torch.Generator().manual_seed(11), form="official")
+    assert math.isclose(float(got), official_listmle_by_hand(scores, target, perm), rel_tol=1e-10, abs_tol=1e-10)
+    # the paper form is Eq. 8 exactly, with the stable order after the same permutation
+    stable = target[:, perm].argsort(dim=1, descending=True, stable=True)
+    paper = R.listmle_loss(scores, target, torch.Generator().manual_seed(11), form="paper")
+    by_hand = exact_listmle(scores[:, perm].tolist(), stable.tolist())
+    assert math.isclose(float(paper), by_hand, rel_tol=1e-9)
+    if scale >= 20 and not ties: assert float(got) - float(paper) > 1.0       # 1e-7 inside the log is not negligible
+
+
+def test_official_tie_break_differs_from_stable_beyond_16_items():
+    j = torch.arange(33, dtype=torch.float64)
+    target = -(j[None, :] - j[:, None]).abs()
+    scores = torch.randn(33, 33, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    g = lambda: torch.Generator().manual_seed(5)
+    a = R.listmle_loss(scores, target, g(), form="official")
+    b = R.listmle_loss(scores, target, g(), form="paper")
+    assert abs(float(a) - float(b)) > 1e-6                       # different tie orders, not only the 1e-7
+
+
+def test_forms_agree_for_well_spread_scores():
+    s, t = torch.randn(5, 6, dtype=torch.float64), torch.randn(5, 6, dtype=torch.float64)
+    g = lambda: torch.Generator().manual_seed(0)
+    a, b = R.listmle_loss(s, t, g(), form="official"), R.listmle_loss(s, t, g(), form="paper")
+    assert 0 <= float(a - b) < 1e-5

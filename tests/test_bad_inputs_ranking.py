@@ -1,0 +1,159 @@
+"""Bad inputs to sentemb_lit.ranking and the ranking-chain job (sentemb_lit.decoding): each gives a clear error of the
+right type whose message names the offending argument or file."""
+import json, math
+import pytest, torch
+from sentemb_lit import ranking as R
+from sentemb_lit import decoding as D
+from sentemb_lit.io import CorruptFileError, LockedError, exclusive
+from sentemb_lit.models import tiny_bert, tiny_llama
+
+PHI = torch.eye(4, dtype=torch.float64) * 20
+S, T = torch.randn(3, 4), torch.randn(3, 4)
+nan_ = float("nan")
+
+
+@pytest.mark.parametrize("kw,err,msg", [
+    (dict(phi=[[1.0, 0.0], [0.0, 1.0]]), TypeError, "phi must be a torch.Tensor"),
+    (dict(phi=torch.ones(1, 1)), ValueError, "phi must be a square"),
+    (dict(phi=torch.ones(3, 2)), ValueError, r"phi must be a square .* shape \(3, 2\)"),
+    (dict(phi=torch.ones(3, 3, dtype=torch.long)), TypeError, "phi must be a floating"),
+    (dict(phi=torch.full((3, 3), nan_)), ValueError, "phi contains NaN"),
+    (dict(phi=PHI, omega=nan_), ValueError, "omega must be a finite number"),
+    (dict(phi=PHI, omega=-1.0), ValueError, "omega .* got -1.0"),
+    (dict(phi=PHI, omega=True), ValueError, "omega"),
+    (dict(phi=PHI, index_mode="relative"), ValueError, "Unknown index_mode 'relative'"),
+])
+def test_refine_similarity(kw, err, msg):
+    with pytest.raises(err, match=msg): R.refine_similarity(**kw)
+
+
+@pytest.mark.parametrize("scores,target,kw,err,msg", [
+    (S.numpy(), T, {}, TypeError, "scores must be a torch.Tensor"),
+    (S, T.tolist(), {}, TypeError, "target must be a torch.Tensor"),
+    (S.long(), T, {}, TypeError, "scores must be a floating tensor, got torch.int64"),
+    (S, T.int(), {}, TypeError, "target must be a floating"),
+    (S * nan_, T, {}, ValueError, "scores contains NaN"),
+    (S * float("inf"), T, {}, ValueError, "scores contains NaN or inf"),
+    (S, T * float("inf"), {}, ValueError, "target contains NaN or inf"),
+    (S, T[:, :3], {}, ValueError, r"one shape, got \(3, 4\) and \(3, 3\)"),
+    (S[0], T[0], {}, ValueError, r"\[R, K\]"),
+    (S[:, :1], T[:, :1], {}, ValueError, "at least 2 items"),
+    (S, T, {"reduction": "max"}, ValueError, "Unknown reduction 'max'"),
+    (S, T, {"form": "allrank"}, ValueError, "Unknown form 'allrank'"),
+])
+def test_listmle_loss(scores, target, kw, err, msg):
+    with pytest.raises(err, match=msg): R.listmle_loss(scores, target, **kw)
+
+
+def test_ranking_target_mode_and_shape():
+    with pytest.raises(ValueError, match="Unknown target mode 'both'"): R.ranking_target(PHI, "both")
+    with pytest.raises(ValueError, match="phi must be a square"): R.ranking_target(torch.ones(2, 3), "rank")
+
+
+@pytest.fixture(scope="module")
+def models():
+    enc, tok = tiny_bert(seed=0)
+    st = R.RankStudent(enc, "cls")
+    return st, R.RankStudent(tiny_bert(seed=0)[0], "cls", mlp=False), tok
+
+
+@pytest.mark.parametrize("chain,kw,err,msg", [
+    (["only one"], {}, ValueError, "at least 2 sentences, got 1"),
+    (["a dog", ""], {}, ValueError, "empty"),
+    ("a dog runs", {}, TypeError, "chain"),
+    (["a", "b"], {"tau": 0.0}, ValueError, "tau must be a finite number > 0"),
+    (["a", "b"], {"tau2": nan_}, ValueError, "tau2"),
+    (["a", "b"], {"listmle_form": "x"}, ValueError, "Unknown form 'x'"),
+])
+def test_chain_loss(models, chain, kw, err, msg):
+    st, te, tok = models
+    with pytest.raises(err, match=msg): R.chain_loss(st, te, tok, chain, **kw)
+
+
+CH = [["A man plays.", "A man plays a song.", "Someone sings."]]
+
+
+@pytest.mark.parametrize("chains,kw,err,msg", [
+    ([], {}, ValueError, "no chains to train on"),
+    ("a chain", {}, TypeError, "chains must be a list of sentence lists, got str"),
+    ([["a", " "]], {}, ValueError, "empty"),
+    ([["one sentence"]], {}, ValueError, r"at least 2 sentences; chains\[0\]"),
+    (CH, {"lr": nan_}, ValueError, "lr must be a finite number > 0"),
+    (CH, {"lr": -1e-5}, ValueError, "lr .* got -1e-05"),
+    (CH, {"mode": "x"}, ValueError, "Unknown target mode 'x'"),
+    (CH, {"listmle_form": "allrank"}, ValueError, "Unknown listmle_form 'allrank'"),
+    (CH, {"index_mode": "code"}, ValueError, "Unknown index_mode 'code'"),
+])
+def test_posttrain(tmp_path, chains, kw, err, msg):
+    with pytest.raises(err, match=msg): R.posttrain(chains, tmp_path / "run", student=tiny_bert(seed=0), **kw)
+
+
+def test_run_config_unknown_argument():
+    with pytest.raises(TypeError, match=r"unknown posttrain argument\(s\) \['learning_rate'\]"):
+        R.run_config(CH, learning_rate=1e-5)
+
+
+def test_cached_run_with_other_config_is_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    cfg = R.run_config(CH, lr=1e-5, seed=1)
+    (run / "result.json").write_text(json.dumps({"config": cfg | {"listmle_form": "official"}}))
+    with pytest.raises(ValueError, match="result.json was written with another config .*listmle_form"):
+        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+    (run / "result.json").write_text(json.dumps({"scores": {}}))
+    with pytest.raises(ValueError, match="result.json holds no run config"):
+        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return tiny_llama(seed=0)
+
+
+@pytest.mark.parametrize("fn,kw,msg", [
+    ("directional_generate", dict(cond_prompts=["a"], neg_prompts=["b"], lam=-1.0), "lam must be a finite number >= 0"),
+    ("directional_generate", dict(cond_prompts=["a"], neg_prompts=["b"], lam=nan_), "lam .* got nan"),
+    ("generate_chains", dict(sources=["a dog"], lam=-0.5), "lam .* got -0.5"),
+    ("generate_chains", dict(sources=["a dog"], first_lam=-1.0), "first_lam .* got -1.0"),
+])
+def test_negative_lambda(llama, fn, kw, msg):
+    m, t = llama
+    with pytest.raises(ValueError, match=msg): getattr(D, fn)(m, t, **kw)
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--limit", "0"], "--limit must be >= 1, got 0"),
+    (["--limit", "-1"], "--limit must be >= 1, got -1"),
+    (["--lam", "-1"], "--lam must be a finite number >= 0"),
+    (["--first-lam", "nan"], "--first-lam must be a finite number"),
+    (["--rounds", "0"], "--rounds must be >= 1"),
+    (["--batch-size", "0"], "--batch-size must be >= 1"),
+    (["--max-new-tokens", "-3"], "--max-new-tokens must be >= 1"),
+])
+def test_job_arguments(tmp_path, llama, extra, msg):
+    (tmp_path / "s.txt").write_text("A dog runs.\n")
+    args = ["--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "o.jsonl"), "--quiet"]
+    with pytest.raises(ValueError, match=msg): D.generate_ranking_main(args + extra, model=llama[0], tokenizer=llama[1])
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_job_files(tmp_path, llama):
+    m, t = llama
+    inp, out = tmp_path / "s.txt", tmp_path / "o.jsonl"
+    inp.write_text("A dog runs.\nA cat sleeps.\n")
+    args = ["--input", str(inp), "--out", str(out), "--rounds", "1", "--max-new-tokens", "2", "--quiet"]
+    D.generate_ranking_main(args + ["--limit", "1"], model=m, tokenizer=t)
+    good = out.read_text()
+    out.write_text(good + "{not json\n")                         # a corrupt line is named by file and line
+    with pytest.raises(CorruptFileError, match=r"o\.jsonl:2"): D.generate_ranking_main(args, model=m, tokenizer=t)
+    out.write_text(good)
+    with pytest.raises(ValueError, match=r"o\.jsonl:1 was written with other settings .*rounds"):
+        D.generate_ranking_main(args + ["--rounds", "2"], model=m, tokenizer=t)
+    with exclusive(out):
+        with pytest.raises(LockedError, match=r"o\.jsonl is in use by another process"):
+            D.generate_ranking_main(args, model=m, tokenizer=t)
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.txt.*not UTF-8"):
+        D.generate_ranking_main(["--input", str(tmp_path / "latin1.txt"), "--out", str(out)], model=m, tokenizer=t)
+    with pytest.raises(FileNotFoundError, match=r"missing\.txt.*does not exist"):
+        D.generate_ranking_main(["--input", str(tmp_path / "missing.txt"), "--out", str(out)], model=m, tokenizer=t)
