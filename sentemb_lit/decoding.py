@@ -156,6 +156,17 @@ def _cut_newline(text: str) -> str:
     i = text.find("\n")
     return text if i < 0 else text[:i]
 
+def _check_room(model, cids, nids, max_new_tokens: int):
+    "Every prompt plus `max_new_tokens` must fit the model's positions (never a silent overflow)."
+    from sentemb_lit.models import max_positions
+    limit = max_positions(model)
+    if limit is None: return
+    for name, ids in (("cond_prompts", cids), ("neg_prompts", nids)):
+        i = max(range(len(ids)), key=lambda r: len(ids[r]))
+        if len(ids[i]) + max_new_tokens > limit:
+            raise ValueError(f"{name}[{i}] has {len(ids[i])} tokens; with max_new_tokens={max_new_tokens} that exceeds "
+                             f"the {limit} positions of {type(model).__name__}")
+
 def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prompts: Sequence[str] | None = None,
                          lam: float = 0.5, max_new_tokens: int = 100, batch_size: int = 16,
                          stop_at_newline: bool = False, return_details: bool = False,
@@ -178,6 +189,7 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
     newline_ids, blank_ids = token_classes(tokenizer) if stop_at_newline else (None, None)
     cids = [tokenizer(p)["input_ids"] for p in cond_prompts]
     nids = [tokenizer(p)["input_ids"] for p in neg_prompts] if lam != 0 else cids
+    _check_room(model, cids, nids, max_new_tokens)
     order = sorted(range(len(cids)), key=lambda i: -(max(len(cids[i]), len(nids[i]))))
     res = [None] * len(cids)
     bar = tqdm(total=len(cids), desc="generate", disable=not show_progress, leave=False)
@@ -567,6 +579,7 @@ def monotonicity(S: np.ndarray) -> dict:
     "Per-chain monotonicity scores from similarity matrices [N, K, K]: arrays `spearman`, `triples`, `drift` (see above)."
     S = np.asarray(S, dtype=np.float64)
     if S.ndim != 3 or S.shape[1] != S.shape[2] or S.shape[1] < 3: raise ValueError(f"S must be [N, K, K] with K >= 3, got {S.shape}")
+    if not np.isfinite(S).all(): raise ValueError("S (chain similarity matrices) contains NaN or inf")
     N, K, _ = S.shape
     sim0 = S[:, 0, 1:]                                                      # similarity to the source, i = 1..n
     rs, ri = _rank(sim0), _rank(-np.arange(1, K, dtype=float))[None].repeat(N, 0)
@@ -587,8 +600,7 @@ def monotonicity_summary(S: np.ndarray) -> dict:
 # %% ../nbs/20_contrastive_decoding.ipynb #c039
 def plot_monotonicity(S_by_method: dict, path=None, title: str = "similarity to x(0) along the chain"):
     "Left: mean cos(x0, xi) per index i for each method (±1 s.e.); right: mean similarity matrix of each method."
-    import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt                 # the caller's backend: inline in JupyterLab, files elsewhere
     n = len(S_by_method)
     fig, axes = plt.subplots(1, 1 + n, figsize=(4.5 * (1 + n), 3.8))
     for name, S in S_by_method.items():

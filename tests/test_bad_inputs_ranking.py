@@ -1,6 +1,7 @@
 """Bad inputs to sentemb_lit.ranking and the ranking-chain job (sentemb_lit.decoding): each gives a clear error of the
 right type whose message names the offending argument or file."""
 import json, math
+import numpy as np
 import pytest, torch
 from sentemb_lit import ranking as R
 from sentemb_lit import decoding as D
@@ -157,3 +158,18 @@ def test_job_files(tmp_path, llama):
         D.generate_ranking_main(["--input", str(tmp_path / "latin1.txt"), "--out", str(out)], model=m, tokenizer=t)
     with pytest.raises(FileNotFoundError, match=r"missing\.txt.*does not exist"):
         D.generate_ranking_main(["--input", str(tmp_path / "missing.txt"), "--out", str(out)], model=m, tokenizer=t)
+
+
+def test_prompt_longer_than_the_model_positions_is_refused():
+    "A prompt that, with the new tokens, overflows the model's positions is an error, not silent garbage."
+    from sentemb_lit.decoding import directional_generate
+    from sentemb_lit.models import tiny_llama
+    model, tok = tiny_llama(max_position_embeddings=64)
+    long = " ".join(["word"] * 80)
+    with pytest.raises(ValueError, match=r"cond_prompts\[0\] has \d+ tokens; with max_new_tokens=3"):
+        directional_generate(model, tok, [long], [long], max_new_tokens=3)
+
+
+def test_monotonicity_refuses_nan_similarities():
+    from sentemb_lit.decoding import monotonicity
+    with pytest.raises(ValueError, match="S .* NaN or inf"): monotonicity(np.full((2, 3, 3), np.nan))
