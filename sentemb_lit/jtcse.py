@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_jtcse.ipynb #c002
 from __future__ import annotations
-import json, math
+import json, math, shutil, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
@@ -14,43 +14,109 @@ from .data import check_sentences
 from .models import encode as encode_with, load_encoder
 
 # %% auto #0
-__all__ = ['TWIN_CONFIG', 'VARIANTS', 'positive_index', 'two_view_batch', 'TwinTowerEncoder', 'export_sentence_transformer',
-           'JTCSEConfig', 'official_config', 'batch_sentences', 'make_batch_at', 'set_dropout', 'twin_outputs',
-           'make_loss_fn', 'prepare_model', 'inference_encoder', 'save_model', 'load_model', 'train', 'inference_macs',
-           'bert_macs', 'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
+__all__ = ['TWIN_CONFIG', 'VARIANTS', 'TRAIN_CODE', 'EVAL_CODE', 'positive_index', 'two_view_batch', 'texts_of',
+           'EncoderProtocolMixin', 'TwinTowerEncoder', 'export_sentence_transformer', 'TwinTowerConfig',
+           'TwinTowerModel', 'JTCSEConfig', 'official_config', 'batch_sentences', 'make_batch_at', 'SimCSEHead',
+           'set_dropout', 'twin_outputs', 'make_loss_fn', 'prepare_model', 'inference_encoder', 'save_model',
+           'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts', 'TowerPoolings',
+           'inference_macs', 'bert_macs', 'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
 
 # %% ../nbs/12_jtcse.ipynb #c005
 def positive_index(n_rows: int) -> torch.Tensor:
     "Index of the positive of every row of a 2B-row batch: i xor 1."
     if not isinstance(n_rows, int) or n_rows < 2 or n_rows % 2:
-        raise ValueError(f"a two-view batch has an even number of rows ≥ 2, got {n_rows!r}")
+        raise ValueError(f"n_rows: a two-view batch has an even number of rows ≥ 2, got {n_rows!r}")
     return torch.arange(n_rows) ^ 1
 
 def two_view_batch(tokenizer, sentences, max_length: int = 32) -> dict:
     "Tokenize B sentences into a 2B-row batch (rows 2k, 2k+1 = sentence k), padded to the longest sentence."
     sentences = check_sentences(sentences)
-    if not isinstance(max_length, int) or max_length < 2: raise ValueError(f"max_length must be an int ≥ 2, got {max_length!r}")
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+        raise ValueError(f"max_length must be an int ≥ 2, got {max_length!r}")
+    if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
     enc = tokenizer(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
     return {k: v.repeat_interleave(2, dim=0) for k, v in enc.items()}
+
+# %% ../nbs/12_jtcse.ipynb #c007b
+def texts_of(inputs, what: str = "sentences") -> tuple[list[str], bool]:
+    "(the strings, whether one str was given) of a str, a list/tuple/array of str or MTEB batches {'text': [...]}."
+    if isinstance(inputs, str): return check_sentences([inputs], what), True
+    if isinstance(inputs, (list, tuple, np.ndarray)): return check_sentences(list(inputs), what), False
+    if isinstance(inputs, (bytes, dict)) or not hasattr(inputs, "__iter__"):
+        raise TypeError(f"{what} must be a str, a list of str or a DataLoader of {{'text': [...]}} batches (MTEB), "
+                        f"got {type(inputs).__name__}")
+    texts = []
+    for i, batch in enumerate(inputs):
+        if not isinstance(batch, dict) or "text" not in batch:
+            raise TypeError(f"{what}: batch {i} is a {type(batch).__name__}, not an MTEB batch {{'text': [...]}}")
+        texts.extend(batch["text"])
+    return check_sentences(texts, what), False
+
+# %% ../nbs/12_jtcse.ipynb #c007c
+class EncoderProtocolMixin:
+    "MTEB's EncoderProtocol besides `encode`: cosine `similarity`, `similarity_pairwise`, `mteb_model_meta`."
+    mteb_model_meta = None                         # MTEB then records an empty ModelMeta for the run
+
+    def similarity(self, embeddings1, embeddings2) -> torch.Tensor:
+        "Cosine similarity matrix [N1, N2]."
+        a, b = _as_matrix(embeddings1, "embeddings1"), _as_matrix(embeddings2, "embeddings2")
+        return nn.functional.normalize(a, dim=-1) @ nn.functional.normalize(b, dim=-1).T
+
+    def similarity_pairwise(self, embeddings1, embeddings2) -> torch.Tensor:
+        "Cosine similarity of each pair of rows [N]."
+        a, b = _as_matrix(embeddings1, "embeddings1"), _as_matrix(embeddings2, "embeddings2")
+        if a.shape != b.shape: raise ValueError(f"embeddings1 {tuple(a.shape)} and embeddings2 {tuple(b.shape)} differ")
+        return nn.functional.cosine_similarity(a, b, dim=-1)
+
+    @staticmethod
+    def _encode_options(batch_size, show_progress_bar, kwargs: dict) -> dict:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if kwargs.get("precision", "float32") not in (None, "float32"):
+            raise ValueError(f"precision={kwargs['precision']!r} is not supported; embeddings are float32")
+        if kwargs.get("output_value", "sentence_embedding") not in (None, "sentence_embedding"):
+            raise ValueError(f"output_value={kwargs['output_value']!r} is not supported; only 'sentence_embedding'")
+        show = kwargs.get("show_progress", False) if show_progress_bar is None else show_progress_bar
+        return {"show_progress": bool(show), "normalize": bool(kwargs.get("normalize_embeddings", False)),
+                "tensor": bool(kwargs.get("convert_to_tensor", False))}
+
+    @staticmethod
+    def _finish(e: np.ndarray, single: bool, opts: dict):
+        if opts["normalize"]: e = e / np.clip(np.linalg.norm(e, axis=-1, keepdims=True), 1e-12, None)
+        if single: e = e[0]
+        return torch.from_numpy(e) if opts["tensor"] else e
+
+def _as_matrix(x, name: str) -> torch.Tensor:
+    t = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x, dtype=torch.float32)
+    if t.dim() == 1: t = t[None]
+    if t.dim() != 2 or t.shape[0] == 0:
+        raise ValueError(f"{name} must be [N, d] or [d] embeddings, got {tuple(t.shape)}")
+    return t
 
 # %% ../nbs/12_jtcse.ipynb #c008
 TWIN_CONFIG = "twin_config.json"
 
 def _check_tower(m, name):
     from transformers import PreTrainedModel
-    if not isinstance(m, PreTrainedModel): raise TypeError(f"{name} must be a transformers PreTrainedModel, got {type(m).__name__}")
+    if not isinstance(m, PreTrainedModel):
+        raise TypeError(f"{name} must be a transformers PreTrainedModel, got {type(m).__name__}")
     if getattr(m.config, "is_decoder", False): raise ValueError(f"{name} must be a bidirectional encoder")
 
 from .training import atomic_write_dir as _atomic_save   # temp sibling + rename: never half a checkpoint
 
-class TwinTowerEncoder(nn.Module):
+class TwinTowerEncoder(EncoderProtocolMixin, nn.Module):
     "Two encoders of one tokenizer; the sentence embedding is the sum of their CLS last hidden states."
     def __init__(self, tower_1, tower_2, tokenizer, max_length: int = 128):
         super().__init__()
         _check_tower(tower_1, "tower_1"); _check_tower(tower_2, "tower_2")
         h1, h2 = tower_1.config.hidden_size, tower_2.config.hidden_size
-        if h1 != h2: raise ValueError(f"the towers' hidden sizes differ ({h1} vs {h2}): their CLS vectors cannot be added")
-        if tower_1 is tower_2: raise ValueError("tower_1 and tower_2 are the same object; pass two models (copy.deepcopy one)")
+        if h1 != h2:
+            raise ValueError(f"the towers' hidden sizes differ ({h1} vs {h2}): their CLS vectors cannot be added")
+        if tower_1 is tower_2:
+            raise ValueError("tower_1 and tower_2 are the same object; pass two models (copy.deepcopy one)")
+        if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+            raise ValueError(f"max_length must be an int ≥ 2, got {max_length!r}")
         self.towers = nn.ModuleList([tower_1, tower_2])
         self.tokenizer, self.max_length = tokenizer, max_length
 
@@ -67,13 +133,18 @@ class TwinTowerEncoder(nn.Module):
         if token_type_ids is not None: kw["token_type_ids"] = token_type_ids
         return sum(t(**kw).last_hidden_state[:, 0] for t in self.towers)
 
-    def encode(self, sentences, batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
-        "float32 [N, H] embeddings of sentences (eval mode; the towers' state is restored afterwards)."
-        was = self.training; self.eval()
+    def encode(self, sentences, batch_size: int = 64, show_progress_bar: bool | None = None, **kwargs):
+        """float32 [N, H] embeddings (eval mode; the towers' state is restored afterwards). `sentences`: a str, a
+        list of str or MTEB's DataLoader of {"text": [...]} batches; see `EncoderProtocolMixin` for the keywords."""
+        texts, single = texts_of(sentences)
+        opts = self._encode_options(batch_size, show_progress_bar, kwargs)
+        was = self.training
+        self.eval()
         try:
-            return sum(encode_with(t, self.tokenizer, sentences, "cls", batch_size, self.max_length, show_progress) for t in self.towers)
+            e = sum(encode_with(t, self.tokenizer, texts, "cls", batch_size, self.max_length, opts["show_progress"])
+                    for t in self.towers)
         finally: self.train(was)
-
+        return self._finish(e, single, opts)
 
     def write_to(self, folder) -> None:
         "Write tower_1/, tower_2/ (standard HF folders with the tokenizer) and twin_config.json into `folder`."
@@ -81,7 +152,8 @@ class TwinTowerEncoder(nn.Module):
         for i, t in enumerate(self.towers, 1):
             t.save_pretrained(folder / f"tower_{i}"); self.tokenizer.save_pretrained(folder / f"tower_{i}")
         (folder / TWIN_CONFIG).write_text(json.dumps({"format": "sentemb_lit.TwinTowerEncoder", "version": 1,
-            "towers": ["tower_1", "tower_2"], "pooling": "cls", "combine": "sum", "max_length": self.max_length}, indent=1))
+            "towers": ["tower_1", "tower_2"], "pooling": "cls", "combine": "sum",
+            "max_length": self.max_length}, indent=1))
 
     def save_pretrained(self, path) -> Path:
         "`write_to` a temporary sibling of `path`, then rename it into place (atomic)."
@@ -90,7 +162,8 @@ class TwinTowerEncoder(nn.Module):
     @classmethod
     def from_pretrained(cls, path, device=None) -> "TwinTowerEncoder":
         path = Path(path)
-        if not (path / TWIN_CONFIG).is_file(): raise FileNotFoundError(f"{path} has no {TWIN_CONFIG}: not a saved TwinTowerEncoder")
+        if not (path / TWIN_CONFIG).is_file():
+            raise FileNotFoundError(f"{path} has no {TWIN_CONFIG}: not a saved TwinTowerEncoder")
         cfg = json.loads((path / TWIN_CONFIG).read_text())
         (m1, tok), (m2, _) = (load_encoder(str(path / d), device=device) for d in cfg["towers"])
         return cls(m1, m2, tok, cfg.get("max_length", 128))
@@ -102,27 +175,85 @@ class TwinTowerEncoder(nn.Module):
         return cls(m1, m2, tok, max_length)
 
 # %% ../nbs/12_jtcse.ipynb #c013
-def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls", max_seq_length: int = 128) -> Path:
-    "Write `model`+`tokenizer` as a folder that `SentenceTransformer(path)` loads with the given pooling (cls | mean)."
-    _check_tower(model, "model")
+def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls",
+                                max_seq_length: int | None = None) -> Path:
+    """Write a tower or a `TwinTowerEncoder` as a folder that `SentenceTransformer(path)` loads (a twin after
+    `import sentemb_lit.jtcse`), with the given pooling (cls | mean); `tokenizer=None` for a twin uses its own."""
     modes = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens"}
     if pooling not in modes: raise ValueError(f"pooling must be one of {tuple(modes)}, got {pooling!r}")
-    if not isinstance(max_seq_length, int) or max_seq_length < 1: raise ValueError(f"max_seq_length must be a positive int, got {max_seq_length!r}")
+    if isinstance(model, TwinTowerEncoder):
+        tokenizer = tokenizer if tokenizer is not None else model.tokenizer
+        max_seq_length = model.max_length if max_seq_length is None else max_seq_length
+        model = TwinTowerModel.from_twin(model)
+    else: _check_tower(model, "model")
+    max_seq_length = 128 if max_seq_length is None else max_seq_length
+    if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or max_seq_length < 1:
+        raise ValueError(f"max_seq_length must be a positive int, got {max_seq_length!r}")
+    if tokenizer is None or not callable(tokenizer):
+        raise TypeError(f"tokenizer must be a tokenizer, got {tokenizer!r}")
     def fill(tmp):
-        model.save_pretrained(tmp); tokenizer.save_pretrained(tmp)
-        (tmp / "modules.json").write_text(json.dumps([
-            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}], indent=1))
-        (tmp / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": max_seq_length, "do_lower_case": False}))
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        mods = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+        (tmp / "modules.json").write_text(json.dumps(mods, indent=1))
+        (tmp / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": max_seq_length,
+                                                                   "do_lower_case": False}))
         (tmp / "1_Pooling").mkdir()
-        pool_cfg = {"word_embedding_dimension": model.config.hidden_size} | {m: m == modes[pooling] for m in
-                   ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens")}
+        flags = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",
+                 "pooling_mode_mean_sqrt_len_tokens")
+        pool_cfg = {"word_embedding_dimension": model.config.hidden_size} | {m: m == modes[pooling] for m in flags}
         (tmp / "1_Pooling" / "config.json").write_text(json.dumps(pool_cfg, indent=1))
     return _atomic_save(path, fill)
 
+# %% ../nbs/12_jtcse.ipynb #c013a
+from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
+from transformers.modeling_outputs import BaseModelOutput
+
+class TwinTowerConfig(PretrainedConfig):
+    "transformers config of `TwinTowerModel`: `tower` is the (shared) config of both towers, as a dict."
+    model_type = "sentemb_lit_twin"
+    def __init__(self, tower: dict | None = None, **kwargs):
+        self.tower = dict(tower or {})
+        super().__init__(**kwargs)
+        self.hidden_size = self.tower.get("hidden_size")
+
+# %% ../nbs/12_jtcse.ipynb #c013b
+class TwinTowerModel(PreTrainedModel):
+    "Both towers in one transformers model: `last_hidden_state` = tower I's + tower II's, so CLS pooling = the twin."
+    config_class = TwinTowerConfig
+    base_model_prefix = "twin"
+
+    def __init__(self, config: TwinTowerConfig):
+        super().__init__(config)
+        tower_cfg = AutoConfig.for_model(**config.tower)
+        self.tower_1, self.tower_2 = AutoModel.from_config(tower_cfg), AutoModel.from_config(tower_cfg)
+        self.post_init()
+
+    @classmethod
+    def from_twin(cls, twin: TwinTowerEncoder) -> "TwinTowerModel":
+        "A copy of a `TwinTowerEncoder`'s towers (every weight; a tower without pooler leaves the unused pooler)."
+        if not isinstance(twin, TwinTowerEncoder):
+            raise TypeError(f"twin must be a TwinTowerEncoder, got {type(twin).__name__}")
+        m = cls(TwinTowerConfig(tower=twin.tower_1.config.to_dict()))
+        for mine, theirs in ((m.tower_1, twin.tower_1), (m.tower_2, twin.tower_2)):
+            missing, unexpected = mine.load_state_dict(theirs.state_dict(), strict=False)
+            if unexpected or any(not k.startswith("pooler.") for k in missing):
+                raise ValueError(f"the towers differ in structure: missing {missing}, unexpected {unexpected}")
+        return m.eval()
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, **kwargs) -> BaseModelOutput:
+        kw = {k: v for k, v in dict(input_ids=input_ids, attention_mask=attention_mask,
+                                    token_type_ids=token_type_ids).items() if v is not None}
+        return BaseModelOutput(last_hidden_state=self.tower_1(**kw).last_hidden_state
+                               + self.tower_2(**kw).last_hidden_state)
+
+AutoConfig.register(TwinTowerConfig.model_type, TwinTowerConfig, exist_ok=True)
+AutoModel.register(TwinTowerConfig, TwinTowerModel, exist_ok=True)
+
 # %% ../nbs/12_jtcse.ipynb #c017
 from .losses import TABLE_X_ABLATIONS, LOSS_TERMS, info_nce, jtcse_loss
-from .cross_attention import CAELConfig, lockstep_forward, cls_energy
+from .cross_attention import CAELConfig, INJECTIONS, lockstep_forward, cls_energy
 
 VARIANTS = ("simcse", "tncse", "jtcse", "distill")
 
@@ -132,7 +263,7 @@ class JTCSEConfig:
     variant: str = "jtcse"
     terms: str | tuple = "all"          # Table X preset or a tuple of LOSS_TERMS (tncse / jtcse)
     cael_every: int | None = 2          # k of Eq. 7; None = no cross attention
-    cael_injection: str = "side"        # how CAEL output enters the tower (see 11_cross_attention)
+    cael_injection: str = "propagate"   # how the CAEL output travels (see 11_cross_attention: propagate | side | add)
     lr: float = 1.3e-6
     weight_decay: float = 0.01
     batch_size: int = 64                # sentences per step; a contrastive batch has 2·batch_size rows
@@ -148,36 +279,50 @@ class JTCSEConfig:
     freeze_word_embeddings: bool = False
     on_nonfinite: str = "raise"         # or "skip"
     max_grad_norm: float | None = None
-    distill_target_scale: float = 1.0   # distill: the student matches scale × teacher embedding (0.5 = the towers' mean)
+    distill_target_scale: float = 1.0   # distill: the student matches scale × teacher CLS sum (0.5 = towers' mean)
+    mlp_only_train: bool | None = None  # SimCSE's MLP over CLS in training only; None: on for simcse, off otherwise
 
     def __post_init__(self):
         if self.variant not in VARIANTS: raise ValueError(f"Unknown variant {self.variant!r}; choose one of {VARIANTS}")
         if isinstance(self.terms, (list, tuple)):
             bad = [t for t in self.terms if t not in LOSS_TERMS]
-            if bad or not self.terms: raise ValueError(f"terms must be a non-empty subset of {LOSS_TERMS}, got {self.terms!r}")
+            if bad or not self.terms:
+                raise ValueError(f"terms must be a non-empty subset of {LOSS_TERMS}, got {self.terms!r}")
             self.terms = tuple(self.terms)
         elif self.terms not in TABLE_X_ABLATIONS or self.terms == "none":
-            raise ValueError(f"Unknown terms {self.terms!r}; choose a preset of {[k for k in TABLE_X_ABLATIONS if k != 'none']} "
+            presets = [k for k in TABLE_X_ABLATIONS if k != 'none']
+            raise ValueError(f"Unknown terms {self.terms!r}; choose a preset of {presets} "
                              "or a tuple of loss terms ('none' means: do not train, evaluate the twin as it is)")
         if self.cael_every is not None and (not isinstance(self.cael_every, int) or self.cael_every < 1):
             raise ValueError(f"cael_every must be a positive int (the interval k) or None, got {self.cael_every!r}")
         if self.variant == "jtcse" and self.cael_every is None:
-            raise ValueError("variant 'jtcse' needs cael_every (use variant 'tncse' for the twin without cross attention)")
-        if self.nce_layout not in ("2b", "b"): raise ValueError(f"nce_layout must be '2b' or 'b', got {self.nce_layout!r}")
+            raise ValueError("variant 'jtcse' needs cael_every (use variant 'tncse' for the twin without cross "
+                             "attention)")
+        if self.cael_injection not in INJECTIONS:
+            raise ValueError(f"cael_injection must be one of {INJECTIONS}, got {self.cael_injection!r}")
+        if self.nce_layout not in ("2b", "b"):
+            raise ValueError(f"nce_layout must be '2b' or 'b', got {self.nce_layout!r}")
         for name in ("lr", "temperature"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0): raise ValueError(f"{name} must be a positive number, got {v!r}")
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
         for name in ("batch_size", "n_steps"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1: raise ValueError(f"{name} must be a positive int, got {v!r}")
-        if not isinstance(self.max_length, int) or self.max_length < 2: raise ValueError(f"max_length must be an int ≥ 2, got {self.max_length!r}")
+        if not isinstance(self.max_length, int) or self.max_length < 2:
+            raise ValueError(f"max_length must be an int ≥ 2, got {self.max_length!r}")
         for name in ("eval_every", "ckpt_every"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 0: raise ValueError(f"{name} must be an int ≥ 0 (0 = never), got {v!r}")
-        if self.dropout is not None and not 0 <= self.dropout < 1: raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if self.dropout is not None and not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
         if not (isinstance(self.distill_target_scale, (int, float)) and self.distill_target_scale > 0):
             raise ValueError(f"distill_target_scale must be a positive number, got {self.distill_target_scale!r}")
-        if self.on_nonfinite not in ("raise", "skip"): raise ValueError(f"on_nonfinite must be 'raise' or 'skip', got {self.on_nonfinite!r}")
+        if self.mlp_only_train is None: self.mlp_only_train = self.variant == "simcse"
+        if self.mlp_only_train and self.variant != "simcse":
+            raise ValueError(f"mlp_only_train is SimCSE's head; variant {self.variant!r} has none (set it False)")
+        if self.on_nonfinite not in ("raise", "skip"):
+            raise ValueError(f"on_nonfinite must be 'raise' or 'skip', got {self.on_nonfinite!r}")
 
     @property
     def twin(self) -> bool: return self.variant in ("tncse", "jtcse")
@@ -185,8 +330,9 @@ class JTCSEConfig:
 
 def official_config(variant: str, n_layers: int = 12, **overrides) -> JTCSEConfig:
     "The official code's defaults (BERT-base; notes §2.6) for a variant; the CAEL count 6 gives k = n_layers / 6."
-    base = dict(batch_size=64, max_length=64, temperature=0.05, weight_decay=0.01, eval_every=100, ckpt_every=100, seed=42, data_seed=42)
-    per = {"simcse": dict(lr=3e-5, max_length=32, nce_layout="b", eval_every=125, cael_every=None),
+    base = dict(batch_size=64, max_length=64, temperature=0.05, weight_decay=0.01, eval_every=100, ckpt_every=100,
+                seed=42, data_seed=42)
+    per = {"simcse": dict(lr=3e-5, max_length=32, nce_layout="b", eval_every=125, cael_every=None, mlp_only_train=True),
            "tncse": dict(lr=1e-6, dropout=0.00025, cael_every=None),
            "jtcse": dict(lr=1.3e-6, cael_every=max(1, n_layers // 6)),
            "distill": dict(lr=1e-5, cael_every=None)}
@@ -197,7 +343,9 @@ def official_config(variant: str, n_layers: int = 12, **overrides) -> JTCSEConfi
 def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed: int = 0) -> list[str]:
     "The `batch_size` sentences of step `step` (≥ 1) in a per-epoch shuffled order determined by `data_seed`."
     n = len(corpus)
-    if n < batch_size: raise ValueError(f"the corpus has {n} sentences, fewer than one batch of {batch_size}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if n < batch_size: raise ValueError(f"corpus has {n} sentences, fewer than one batch of batch_size={batch_size}")
     if not isinstance(step, int) or step < 1: raise ValueError(f"step must be an int ≥ 1, got {step!r}")
     per_epoch = n // batch_size                          # a ragged tail is dropped, as a DataLoader with drop_last
     epoch, pos = divmod(step - 1, per_epoch)
@@ -207,6 +355,9 @@ def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed
 def make_batch_at(corpus: Sequence[str], tokenizer, config: JTCSEConfig) -> Callable[[int], dict]:
     "batch_at(step) for `fit`: a 2B-row batch for the contrastive variants, a plain B-row batch for `distill`."
     corpus = check_sentences(list(corpus), "corpus")
+    if not isinstance(config, JTCSEConfig):
+        raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
+    if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
     def batch_at(step: int) -> dict:
         s = batch_sentences(corpus, config.batch_size, step, config.data_seed)
         if config.variant == "distill":
@@ -214,9 +365,30 @@ def make_batch_at(corpus: Sequence[str], tokenizer, config: JTCSEConfig) -> Call
         return two_view_batch(tokenizer, s, config.max_length)
     return batch_at
 
+# %% ../nbs/12_jtcse.ipynb #c021b
+class SimCSEHead(nn.Module):
+    "z = tanh(W h + b) over the CLS state, used while training only (SimCSE's `mlp_only_train`)."
+    def __init__(self, hidden_size: int, seed: int = 0, init_std: float = 0.02):
+        super().__init__()
+        if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size < 1:
+            raise ValueError(f"hidden_size must be a positive int, got {hidden_size!r}")
+        if not (isinstance(init_std, (int, float)) and init_std > 0):
+            raise ValueError(f"init_std must be > 0, got {init_std!r}")
+        self.dense = nn.Linear(hidden_size, hidden_size)
+        g = torch.Generator().manual_seed(int(seed))
+        with torch.no_grad():
+            self.dense.weight.copy_(torch.randn(hidden_size, hidden_size, generator=g) * init_std)
+            self.dense.bias.zero_()
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(h))
+
 # %% ../nbs/12_jtcse.ipynb #c023
 def set_dropout(model: nn.Module, p: float) -> nn.Module:
     "Set every dropout probability of a transformers encoder (hidden and attention) to `p`."
+    if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch module, got {type(model).__name__}")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
+        raise ValueError(f"p (the dropout probability) must be in [0, 1), got {p!r}")
     for m in model.modules():
         if isinstance(m, nn.Dropout): m.p = p
         if hasattr(m, "dropout_prob"): m.dropout_prob = p
@@ -230,36 +402,55 @@ def twin_outputs(twin: TwinTowerEncoder, batch: dict, config: JTCSEConfig) -> di
     "L1, L2 (CLS last hidden), P1, P2 (pooler outputs) and C1, C2 (CLS of the last CAEL output, or None): [2B, H] each."
     if config.cael_every is None:
         o1, o2 = (t(**batch) for t in twin.towers)
-        if o1.pooler_output is None: raise ValueError("the towers have no pooler; ICTM needs BertModel(add_pooling_layer=True)")
+        if o1.pooler_output is None:
+            raise ValueError("the towers have no pooler; ICTM needs BertModel(add_pooling_layer=True)")
         return dict(L1=_cls(o1), L2=_cls(o2), P1=o1.pooler_output, P2=o2.pooler_output, C1=None, C2=None)
     out = lockstep_forward(twin.tower_1, twin.tower_2, batch["input_ids"], batch.get("attention_mask"),
                            batch.get("token_type_ids"), cael_k=config.cael_every, injection=config.cael_injection)
     return dict(L1=out.L1, L2=out.L2, P1=out.P1, P2=out.P2, C1=out.C1, C2=out.C2)
+
+def _check_head(config: JTCSEConfig, model, head) -> None:
+    if not config.mlp_only_train:
+        if head is not None: raise ValueError(f"a head is only used with mlp_only_train (variant {config.variant!r})")
+        return
+    if not isinstance(head, SimCSEHead):
+        raise TypeError(f"head: mlp_only_train needs a SimCSEHead, got {type(head).__name__}")
+    if head.dense.in_features != model.config.hidden_size:
+        raise ValueError(f"head size {head.dense.in_features} differs from the tower's {model.config.hidden_size}")
 
 def _finite(*xs) -> bool: return all(x is None or bool(torch.isfinite(x).all()) for x in xs)
 
 def _nan_loss(ref: torch.Tensor) -> tuple:
     return (ref.sum() * float("nan")), {"nonfinite_forward": 1.0}
 
-def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncoder | None = None) -> Callable:
-    "loss_fn(batch, step) -> (loss, {term: float}) for `fit`. model: a tower (simcse, distill) or a TwinTowerEncoder."
+def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncoder | None = None,
+                 head: SimCSEHead | None = None) -> Callable:
+    """loss_fn(batch, step) -> (loss, {term: float}) for `fit`. model: a tower (simcse, distill) or a
+    TwinTowerEncoder; head: the `SimCSEHead` a simcse run with `mlp_only_train` trains through."""
+    if not isinstance(config, JTCSEConfig):
+        raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
     if config.twin and not isinstance(model, TwinTowerEncoder):
         raise TypeError(f"variant {config.variant!r} trains a TwinTowerEncoder, got {type(model).__name__}")
     if not config.twin:
-        if isinstance(model, TwinTowerEncoder): raise TypeError(f"variant {config.variant!r} trains a single tower, got a TwinTowerEncoder")
+        if isinstance(model, TwinTowerEncoder):
+            raise TypeError(f"variant {config.variant!r} trains a single tower, got a TwinTowerEncoder")
         _check_tower(model, "model")
     if config.variant == "distill":
-        if not isinstance(teacher, TwinTowerEncoder): raise TypeError("variant 'distill' needs the teacher TwinTowerEncoder")
+        if not isinstance(teacher, TwinTowerEncoder):
+            raise TypeError("variant 'distill' needs the teacher TwinTowerEncoder")
         if teacher.hidden_size != model.config.hidden_size:
-            raise ValueError(f"teacher size {teacher.hidden_size} differs from the student's {model.config.hidden_size}")
+            raise ValueError(f"teacher size {teacher.hidden_size} differs from the student's "
+                             f"{model.config.hidden_size}")
         teacher.eval().requires_grad_(False)
     elif teacher is not None: raise ValueError(f"a teacher is only used by variant 'distill', not {config.variant!r}")
+    _check_head(config, model, head)
     if config.variant == "jtcse":                     # check k against the depth now rather than at step 1
         CAELConfig(config.cael_every, config.cael_injection).layers(len(model.tower_1.encoder.layer))
 
     def loss_fn(batch: dict, step: int):
         if config.variant == "simcse":
             h = _cls(model(**batch))
+            if head is not None: h = head(h)
             if not _finite(h): return _nan_loss(h)
             loss = info_nce(h[0::2], h[1::2], config.temperature, layout="b") if config.nce_layout == "b" \
                 else info_nce(h, temperature=config.temperature, layout="2b")
@@ -275,7 +466,8 @@ def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncode
         loss, logs = jtcse_loss(o["L1"], o["L2"], o["P1"], o["P2"], o["C1"], o["C2"], terms=config.terms,
                                 temperature=config.temperature, R=1 if config.variant == "tncse" else None,
                                 nce_layout=config.nce_layout)
-        return loss, {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "loss"}
+        return loss, {k: float(v) for k, v in logs.items()
+                      if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "loss"}
     return loss_fn
 
 # %% ../nbs/12_jtcse.ipynb #c027
@@ -294,7 +486,7 @@ def prepare_model(model: nn.Module, config: JTCSEConfig) -> nn.Module:
 def inference_encoder(model: nn.Module, tokenizer=None, max_length: int = 128, batch_size: int = 64) -> Callable:
     "list[str] -> np.ndarray with the model's inference embedding: twin CLS sum, or a single tower's CLS."
     if isinstance(model, TwinTowerEncoder): return lambda s: model.encode(s, batch_size=batch_size)
-    if tokenizer is None: raise ValueError("a single tower needs its tokenizer")
+    if tokenizer is None: raise ValueError("tokenizer: a single tower needs its tokenizer, got None")
     return SentenceEncoder(model, tokenizer, "cls", batch_size=batch_size, max_length=max_length, show_progress=False)
 
 def save_model(model: nn.Module, tokenizer, folder) -> None:
@@ -305,6 +497,7 @@ def save_model(model: nn.Module, tokenizer, folder) -> None:
 
 def load_model(folder, device=None):
     "(model, tokenizer) from `save_model`'s folder: a TwinTowerEncoder or a single encoder."
+    if not isinstance(folder, (str, Path)): raise TypeError(f"folder must be a path, got {type(folder).__name__}")
     folder = Path(folder)
     if (folder / TWIN_CONFIG).is_file():
         twin = TwinTowerEncoder.from_pretrained(folder, device=device); return twin, twin.tokenizer
@@ -315,7 +508,8 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
           dev_limit: int | None = None, dev_variant: str = "original", root=None, progress: bool = True,
           stop_after: int | None = None, desc: str | None = None) -> FitResult:
     "Train `model` in place as `config` says; resumes from out_dir's checkpoint; the best dev model is out_dir/best."
-    if not isinstance(config, JTCSEConfig): raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
+    if not isinstance(config, JTCSEConfig):
+        raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
     prepare_model(model, config)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
@@ -324,11 +518,135 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
         if config.eval_every else None
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
-    return fit({"model": model}, opt, make_loss_fn(config, model, teacher), make_batch_at(corpus, tokenizer, config),
+    modules = {"model": model}
+    if config.mlp_only_train:                      # trained and checkpointed with the tower, never saved with it
+        modules["head"] = SimCSEHead(model.config.hidden_size, seed=config.seed)
+        opt.add_param_group({"params": list(modules["head"].parameters())})
+    loss_fn = make_loss_fn(config, model, teacher, modules.get("head"))
+    return fit(modules, opt, loss_fn, make_batch_at(corpus, tokenizer, config),
                config.n_steps, out_dir, evaluate=evaluate, eval_every=config.eval_every,
                save_best=lambda folder: save_model(model, tokenizer, folder), ckpt_every=config.ckpt_every,
                seed=config.seed, on_nonfinite=config.on_nonfinite, max_grad_norm=config.max_grad_norm,
                stop_after=stop_after, progress=progress, desc=desc or config.variant)
+
+# %% ../nbs/12_jtcse.ipynb #c030c
+from .io import KeyedStore, cache_key, fingerprint, atomic_write_dir, read_jsonl
+from .evaluation import evaluate_sts
+import functools, os
+from .data import load_sts, STS_TASKS, STS_VARIANTS, DATA_ENV, data_root
+
+TRAIN_CODE = ("losses", "cross_attention", "jtcse", "training", "models")   # cross_attention: with CAEL only
+EVAL_CODE = ("evaluation", "models", "jtcse")
+
+def model_fingerprint(model: nn.Module) -> str:
+    "SHA-256 of every tensor of a tower's or twin's state dict (names, dtypes, shapes, values)."
+    if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch module, got {type(model).__name__}")
+    return fingerprint({k: v for k, v in model.state_dict().items()})
+
+def sts_fingerprint(tasks=STS_TASKS, variant: str = "senteval", split: str = "test", root=None) -> str:
+    """SHA-256 of the STS data an evaluation reads: the variant's files under the data root (memoised on their size
+    and time) or, from the hub, the loaded sentences, gold scores and subsets of every task."""
+    tasks = (tasks,) if isinstance(tasks, str) else tuple(tasks)
+    if not tasks or any(t not in STS_TASKS for t in tasks):
+        raise ValueError(f"tasks must be a non-empty selection of {STS_TASKS}, got {tasks!r}")
+    if variant not in STS_VARIANTS: raise ValueError(f"variant must be one of {tuple(STS_VARIANTS)}, got {variant!r}")
+    if root is not None or os.environ.get(DATA_ENV):
+        base = data_root(root)
+        files = [base / STS_VARIANTS[variant]] + [p for p in (base / "sts_subsets.tsv",) if p.exists()]
+        return fingerprint({"tasks": tasks, "variant": variant, "split": split, "files": files})
+    return _hub_sts_fingerprint(tasks, variant, split)
+
+@functools.lru_cache(maxsize=16)
+def _hub_sts_fingerprint(tasks, variant, split) -> str:
+    data = [load_sts(t, split if t in ("stsb", "sickr") else "test", variant) for t in tasks]
+    return fingerprint([[d.task, d.split, d.variant, d.sentences1, d.sentences2, d.scores, d.subsets] for d in data])
+
+# %% ../nbs/12_jtcse.ipynb #c030d
+def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable, corpus: Sequence[str], teacher=None,
+              dev_limit: int | None = None, root=None, code=None, progress: bool = False,
+              only_cached: bool = False) -> tuple:
+    """(best-on-dev model, tokenizer, info) of stage `name`: read from `store` when a result with the same key exists,
+    else trained from `init()` -> (model, tokenizer) and stored (`only_cached`: (None, None, {key, missing}) instead).
+    info: key, best_dev, best_step, seconds, log (loss terms and dev scores per step), trained."""
+    if not isinstance(store, KeyedStore): raise TypeError(f"store must be a KeyedStore, got {type(store).__name__}")
+    if not isinstance(config, JTCSEConfig):
+        raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
+    if not callable(init) or isinstance(init, nn.Module):
+        raise TypeError(f"init must be a function returning (model, tokenizer), got {type(init).__name__}")
+    corpus = check_sentences(list(corpus), "corpus")
+    if code is None: code = tuple(m for m in TRAIN_CODE if config.cael_every or m != "cross_attention")
+    got = init()
+    if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], nn.Module)):
+        raise TypeError(f"init must return (model, tokenizer), got {type(got).__name__}")
+    model, tok = got
+    dev = sts_fingerprint(("stsb",), "original", "dev", root) if config.eval_every else None
+    key = cache_key({"config": config.to_dict(), "dev_limit": dev_limit}, seed=config.seed, code=code,
+                    data=(model_fingerprint(model), None if teacher is None else model_fingerprint(teacher),
+                          fingerprint(corpus), dev))
+    folder = store.path(name, key)
+    if (info := store.load(name, key)) is not None:
+        model, tok = load_model(folder / "final")
+        return model, tok, info | {"trained": False}
+    if only_cached: return None, None, {"key": key["key"], "missing": True}
+    t0 = time.time()
+    res = train(config, model, tok, corpus, folder / "run", teacher=teacher, dev_limit=dev_limit, root=root,
+                progress=progress, desc=name)
+    if res.best_dir.exists(): model, tok = load_model(res.best_dir)
+    atomic_write_dir(folder / "final", lambda d: save_model(model, tok, d))
+    info = {"key": key["key"], "best_dev": res.best_score, "best_step": res.best_step, "n_steps": config.n_steps,
+            "seconds": round(time.time() - t0, 1), "log": [r for r in read_jsonl(res.log_path)]}
+    store.save(name, key, info)
+    (folder / "run" / "checkpoint.pt").unlink(missing_ok=True)      # optimizer state is large; the stage is done
+    if res.best_dir.exists(): shutil.rmtree(res.best_dir)
+    return model, tok, info | {"trained": True}
+
+# %% ../nbs/12_jtcse.ipynb #c030e
+def run_sts(store: KeyedStore, name: str, encode: Callable, model_fp: str, what: str = "cls", limit: int | None = None,
+            variant: str = "senteval", root=None, code=EVAL_CODE) -> dict:
+    """7-STS of `encode` keyed by the evaluated weights (`model_fp`), `what` (e.g. 'cls', 'tower 1 mean'), the subset
+    `limit`, the STS data and the code: {'scores', 'pairs' (per task gold/pred/subset), 'seconds', 'key'}."""
+    if not isinstance(store, KeyedStore): raise TypeError(f"store must be a KeyedStore, got {type(store).__name__}")
+    if not callable(encode): raise TypeError(f"encode must be callable, got {type(encode).__name__}")
+    if not isinstance(model_fp, str) or len(model_fp) != 64:
+        raise ValueError(f"model_fp must be a model_fingerprint (64 hex characters), got {model_fp!r}")
+    if not isinstance(what, str) or not what: raise ValueError(f"what must be a non-empty str, got {what!r}")
+    key = cache_key({"eval": "7-STS", "what": what, "limit": limit, "variant": variant}, code=code,
+                    data=(model_fp, sts_fingerprint(STS_TASKS, variant, "test", root)))
+    if (r := store.load(name, key)) is not None: return r
+    t0 = time.time()
+    res = evaluate_sts(encode, variant=variant, limit=limit, root=root)
+    return store.save(name, key, {"scores": res.scores, "pairs": res.pairs, "seconds": round(time.time() - t0, 1),
+                                  "key": key["key"], "what": what, "limit": limit})
+
+# %% ../nbs/12_jtcse.ipynb #c030h
+from .models import pool as _pool
+
+class TowerPoolings:
+    "CLS and mean pooling of one tower: one forward pass per distinct sentence, memoised (`enc(sentences, 'mean')`)."
+    def __init__(self, model, tokenizer, batch_size: int = 64, max_length: int = 128):
+        _check_tower(model, "model")
+        if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
+        for name, v in (("batch_size", batch_size), ("max_length", max_length)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        self.model, self.tok, self.bs, self.max_length, self.memo = model, tokenizer, batch_size, max_length, {}
+
+    @torch.inference_mode()
+    def __call__(self, sentences, pooling: str = "cls") -> np.ndarray:
+        if pooling not in ("cls", "mean"): raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        sentences = check_sentences(sentences)
+        new = sorted({s for s in sentences if s not in self.memo}, key=len)
+        was = self.model.training
+        self.model.eval()
+        try:
+            for i in range(0, len(new), self.bs):
+                chunk = new[i:i + self.bs]
+                b = self.tok(chunk, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+                out = self.model(**b.to(next(self.model.parameters()).device))
+                c, m = (_pool(out, b["attention_mask"], p).float().cpu().numpy() for p in ("cls", "mean"))
+                self.memo.update({s: {"cls": c[j], "mean": m[j]} for j, s in enumerate(chunk)})
+        finally: self.model.train(was)
+        return np.stack([self.memo[s][pooling] for s in sentences])
 
 # %% ../nbs/12_jtcse.ipynb #c032
 def _sdpa_flops(q, k, v, *args, out_shape=None, **kw) -> int:
@@ -339,11 +657,13 @@ def inference_macs(model: nn.Module, seq_len: int = 64, batch_size: int = 1) -> 
     "MACs of one forward pass of a tower or twin on `batch_size` sequences of `seq_len` tokens (measured)."
     from torch.utils.flop_counter import FlopCounterMode
     if not isinstance(seq_len, int) or seq_len < 1: raise ValueError(f"seq_len must be a positive int, got {seq_len!r}")
-    if not isinstance(batch_size, int) or batch_size < 1: raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     towers = model.towers if isinstance(model, TwinTowerEncoder) else [model]
     for t in towers: _check_tower(t, "model")
     cfg = towers[0].config
-    if seq_len > getattr(cfg, "max_position_embeddings", seq_len): raise ValueError(f"seq_len {seq_len} exceeds the model's {cfg.max_position_embeddings} positions")
+    if seq_len > getattr(cfg, "max_position_embeddings", seq_len):
+        raise ValueError(f"seq_len {seq_len} exceeds the model's {cfg.max_position_embeddings} positions")
     ids = torch.full((batch_size, seq_len), 100, dtype=torch.long, device=next(towers[0].parameters()).device)
     mapping = {op: _sdpa_flops for name in ("_scaled_dot_product_flash_attention_for_cpu",)
                if (op := getattr(torch.ops.aten, name, None)) is not None}
@@ -356,21 +676,29 @@ def inference_macs(model: nn.Module, seq_len: int = 64, batch_size: int = 1) -> 
 
 def bert_macs(config, seq_len: int = 64, pooler: bool = True) -> int:
     "The closed form above for one BERT-style tower."
+    if not all(hasattr(config, a) for a in ("hidden_size", "intermediate_size", "num_hidden_layers")):
+        raise TypeError(f"config must be a BERT-style config (hidden_size, intermediate_size, num_hidden_layers), "
+                        f"got {type(config).__name__}")
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
+        raise ValueError(f"seq_len must be a positive int, got {seq_len!r}")
     H, I, L, n = config.hidden_size, config.intermediate_size, config.num_hidden_layers, seq_len
     return L * (4 * n * H * H + 2 * n * H * I + 2 * n * n * H) + (H * H if pooler else 0)
 
 # %% ../nbs/12_jtcse.ipynb #c035
 def model_cls_energy(model: nn.Module, tokenizer, sentences, max_length: int = 64) -> dict:
     "E_CLS of a tower or twin on `sentences`: {'mean': over layers, 'last': last layer, 'per_layer': list}."
+    if not isinstance(model, nn.Module): raise TypeError(f"model must be a tower or twin, got {type(model).__name__}")
     towers = model.towers if isinstance(model, TwinTowerEncoder) else [model]
-    per = np.mean([cls_energy(t, tokenizer, sentences, max_length=max_length, show_progress=False) for t in towers], axis=0)
+    per = np.mean([cls_energy(t, tokenizer, sentences, max_length=max_length, show_progress=False)
+                   for t in towers], axis=0)
     return {"mean": float(per.mean()), "last": float(per[-1]), "per_layer": [float(x) for x in per]}
 
 def energy_sts_correlation(energies: Sequence[float], sts: Sequence[float]) -> dict:
     "Pearson and Spearman between E_CLS and the STS average over checkpoints (≥ 3 needed)."
     from scipy.stats import pearsonr, spearmanr
     e, s = np.asarray(energies, dtype=float), np.asarray(sts, dtype=float)
-    if e.shape != s.shape or e.ndim != 1: raise ValueError(f"energies and sts must be 1-D of one length, got {e.shape}, {s.shape}")
+    if e.shape != s.shape or e.ndim != 1:
+        raise ValueError(f"energies and sts must be 1-D of one length, got {e.shape}, {s.shape}")
     if len(e) < 3: raise ValueError(f"a correlation over checkpoints needs ≥ 3 points, got {len(e)}")
     if not (np.isfinite(e).all() and np.isfinite(s).all()): raise ValueError("energies and sts must be finite")
     return {"pearson": float(pearsonr(e, s)[0]), "spearman": float(spearmanr(e, s)[0]), "n": int(len(e))}
@@ -378,7 +706,7 @@ def energy_sts_correlation(energies: Sequence[float], sts: Sequence[float]) -> d
 class MemoEncoder:
     "Wrap `encode(list[str]) -> [N, d]` so that each distinct sentence is encoded once across calls."
     def __init__(self, encode: Callable):
-        if not callable(encode): raise TypeError("encode must be callable")
+        if not callable(encode): raise TypeError(f"encode must be callable, got {type(encode).__name__}")
         self.encode, self.cache = encode, {}
     def __call__(self, sentences) -> np.ndarray:
         sentences = check_sentences(sentences)

@@ -8,11 +8,13 @@ import argparse, sys, time
 from typing import Sequence
 import numpy as np
 import torch
+from .models import EncodeAPI, sentences_of
 
 # %% auto #0
 __all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'MASK_EOS', 'MASK_AGGREGATIONS', 'resolve_template',
-           'split_template', 'normalize_sentence', 'fill_template', 'PromptEncoder', 'mask_template',
-           'normalize_for_eos', 'MaskPromptEncoder', 'bench_prompting', 'embed_main']
+           'split_template', 'normalize_sentence', 'fill_template', 'prompt_ids', 'shared_prefix_len', 'PromptEncoder',
+           'mask_template', 'normalize_for_eos', 'MaskPromptEncoder', 'bench_prompting', 'encode_distributed',
+           'embed_main']
 
 # %% ../nbs/30_prompt_embedding.ipynb #c005
 SLOT = "{sentence}"
@@ -21,7 +23,8 @@ TEMPLATES = {
     "eol": 'This sentence : "{sentence}" means in one word:"',
     "pcot": 'After thinking step by step , this sentence : "{sentence}" means in one word:"',
     "ke": ('The essence of a sentence is often captured by its main subjects and actions, while descriptive terms '
-           'provide additional but less central details. With this in mind , this sentence : "{sentence}" means in one word:"'),
+           'provide additional but less central details. With this in mind , this sentence : "{sentence}" '
+           'means in one word:"'),
     "sth": 'This sentence : "{sentence}" means something',
     "sum": 'This sentence : "{sentence}" can be summarized as',
 }
@@ -53,17 +56,20 @@ def split_template(template: str) -> tuple[str, str]:
 # %% ../nbs/30_prompt_embedding.ipynb #c008
 def normalize_sentence(sentence: str) -> str:
     "The reference implementation's rewrite of a sentence before it enters an EOL-style template."
-    if not isinstance(sentence, str): raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
     s = sentence
-    if s and s[-1] not in ".?\"'": s = s + "."
+    if s and s[-1] not in ".?\"'":
+        s = s + "."
     s = s.replace('"', "'")
-    if s and s[-1] == "?": s = s[:-1] + "."
+    if s and s[-1] == "?":
+        s = s[:-1] + "."
     return s
 
 def fill_template(template: str, sentence: str, normalize: bool = True) -> str:
-    "The full prompt for one sentence."
+    "The full prompt for one sentence, assembled as the reference batcher does: fill the slot, then strip the ends."
     prefix, suffix = split_template(template)
-    return prefix + (normalize_sentence(sentence) if normalize else sentence) + suffix
+    return (prefix + (normalize_sentence(sentence) if normalize else sentence) + suffix).strip()
 
 # %% ../nbs/30_prompt_embedding.ipynb #c011
 def _check_layer(layer, n_layers: int) -> int:
@@ -98,39 +104,109 @@ def _bos_ids(tokenizer, bos) -> list[int]:
     raise ValueError(f"bos must be 'auto', True, False or a token id, got {bos!r}")
 
 def _check_sentences(sentences, what="sentences") -> list[str]:
+    from sentemb_lit.data import check_sentences
+    return check_sentences(sentences, what)
+
+# %% ../nbs/30_prompt_embedding.ipynb #h01
+def _check_batch_size(batch_size, what: str = "batch_size") -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"{what} must be a positive int, got {batch_size!r}")
+    return int(batch_size)
+
+def _check_tokenizer(tokenizer):
+    if not callable(tokenizer) or not hasattr(tokenizer, "convert_ids_to_tokens"):
+        raise TypeError(f"tokenizer must be a Hugging Face tokenizer, got {type(tokenizer).__name__}")
+    return tokenizer
+
+def _check_model(model, what: str = "model"):
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+        raise TypeError(f"{what} must be a transformers model (a torch.nn.Module with a config), "
+                        f"got {type(model).__name__}")
+    return model
+
+def _device(device, model) -> torch.device:
+    if device is None:
+        return next(model.parameters()).device
     try:
-        from sentemb_lit.data import check_sentences
-    except ImportError:  # pragma: no cover - the data module is part of the package
-        check_sentences = None
-    if check_sentences is not None: return check_sentences(sentences, what)
-    if isinstance(sentences, str): raise TypeError(f"{what} must be a list of strings, not a single str")
-    sentences = list(sentences)
-    if not sentences: raise ValueError(f"{what} is empty: nothing to encode")
-    for i, s in enumerate(sentences):
-        if not isinstance(s, str) or not s.strip(): raise ValueError(f"{what}[{i}] is empty or not a string: {s!r}")
-    return sentences
+        return torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise ValueError(f"device must be a torch device or a name like 'cpu' / 'cuda:0', got {device!r}") from e
+
+def _max_positions(model, max_length) -> int | None:
+    "The longest prompt the encoder accepts: `max_length`, else the model's `max_position_embeddings`."
+    if max_length is not None:
+        return _check_batch_size(max_length, "max_length")
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    return int(n) if n else None
+
+def _token_batches(ks: Sequence[int], lens: Sequence[int], batch_size: int) -> list[tuple[int, list[int]]]:
+    "(k, indices) batches: one shared-prefix length k per batch, longest prompts first so padding stays small."
+    order = sorted(range(len(ks)), key=lambda i: (-ks[i], -lens[i]))
+    out = []
+    for i in order:
+        if out and out[-1][0] == ks[i] and len(out[-1][1]) < batch_size:
+            out[-1][1].append(i)
+        else:
+            out.append((ks[i], [i]))
+    return out
+
+def _model_name(model) -> str:
+    "A short name of the model for MTEB's run metadata (the last part of its path or hub id)."
+    path = str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
+    return path.rstrip("/").split("/")[-1] or type(model).__name__
+
+
+# %% ../nbs/30_prompt_embedding.ipynb #h04
+def prompt_ids(tokenizer, prompt: str, bos="auto") -> list[int]:
+    "Token ids of one whole prompt as the reference code feeds them (one tokenizer call on the full text)."
+    _check_tokenizer(tokenizer)
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
+    if bos == "auto":
+        return list(tokenizer(prompt)["input_ids"])
+    return _bos_ids(tokenizer, bos) + list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+
+# %% ../nbs/30_prompt_embedding.ipynb #h06
+def shared_prefix_len(ids: Sequence[int], prefix_ids: Sequence[int]) -> int:
+    "k(X): the longest common token prefix of `ids` and `prefix_ids`, leaving at least the last token of `ids` to run."
+    for name, v in (("ids", ids), ("prefix_ids", prefix_ids)):
+        if isinstance(v, (str, bytes)) or not all(isinstance(i, (int, np.integer)) for i in v):
+            raise TypeError(f"{name} must be a sequence of token ids (ints), got {v!r:.80}")
+    if len(ids) == 0:
+        raise ValueError("ids is empty: a prompt needs at least one token")
+    k = 0
+    for a, b in zip(ids, prefix_ids):
+        if a != b:
+            break
+        k += 1
+    return max(0, min(k, len(ids) - 1))
 
 # %% ../nbs/30_prompt_embedding.ipynb #c013
-class PromptEncoder:
-    "Last-token prompt embeddings of a causal LM, with the template prefix's KV cache shared by every sentence."
+class PromptEncoder(EncodeAPI):
+    "Last-token prompt embeddings of a causal LM: the reference's whole-prompt tokens, the template prefix's KV cached."
     def __init__(self, model, tokenizer, template: str = "pcot", layer: int | None = None, bos="auto",
                  use_cache: bool = True, batch_size: int = 32, normalize: bool = True, device=None,
-                 show_progress: bool = False):
+                 show_progress: bool = False, max_length: int | None = None):
+        _check_model(model)
+        _check_tokenizer(tokenizer)
         self.template = resolve_template(template)
         self.key = template if template in TEMPLATES else None
-        self.model, self.tokenizer = model.eval(), tokenizer
+        self.model, self.tokenizer, self.bos = model.eval(), tokenizer, bos
         self.n_layers = _n_layers(model)
-        if layer is None: layer = PRESET_LAYERS.get(self.key, -1)
-        self.layer = _check_layer(layer, self.n_layers)
-        if not isinstance(batch_size, int) or batch_size < 1: raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        self.batch_size, self.use_cache, self.normalize, self.show_progress = batch_size, use_cache, normalize, show_progress
-        self.device = torch.device(device) if device is not None else next(model.parameters()).device
+        self.layer = _check_layer(PRESET_LAYERS.get(self.key, -1) if layer is None else layer, self.n_layers)
+        self.batch_size = _check_batch_size(batch_size)
+        self.use_cache, self.normalize, self.show_progress = use_cache, normalize, show_progress
+        self.max_length = _max_positions(model, max_length)
+        self.device = _device(device, model)
         self.bos_ids = _bos_ids(tokenizer, bos)
         self.prefix, self.suffix = split_template(self.template)
-        self.prefix_ids = self.bos_ids + (self._ids(self.prefix) if self.prefix else [])
+        text = self.prefix.lstrip()
+        self.prefix_ids = self.bos_ids + (list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else [])
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.pad_id = int(pad) if pad is not None else 0
         self._prefix_kv = None
+        self.name = f"{_model_name(model)}-{self.key or 'custom'}-layer{self.layer}"
 
     @classmethod
     def from_name(cls, name: str = "smollm2-135m-instruct", template: str = "pcot", layer: int | None = None,
@@ -141,174 +217,219 @@ class PromptEncoder:
         return cls(model, tok, template=template, layer=layer, **kw)
 
     def __repr__(self):
-        return (f"PromptEncoder({type(self.model).__name__}, template={self.key or self.template!r}, layer={self.layer}, "
-                f"prefix_tokens={len(self.prefix_ids)}, cache={self.use_cache})")
+        return (f"PromptEncoder({type(self.model).__name__}, template={self.key or self.template!r}, "
+                f"layer={self.layer}, prefix_tokens={len(self.prefix_ids)}, cache={self.use_cache})")
 
-    def _ids(self, text: str) -> list[int]: return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+    def prompt(self, sentence: str) -> str:
+        "The prompt text of one sentence (normalised sentence in the slot, ends stripped)."
+        return fill_template(self.template, sentence, self.normalize)
 
-    def tokenize(self, sentence: str) -> tuple[list[int], list[int]]:
-        "(prefix ids, rest ids) for one sentence: prefix and (normalised sentence + tail) tokenised separately."
-        s = normalize_sentence(sentence) if self.normalize else sentence
-        return self.prefix_ids, self._ids(s + self.suffix)
+    def tokenize(self, sentence: str, use_cache: bool | None = None) -> tuple[list[int], list[int]]:
+        "(ids served by the prefix cache, ids to run); together they are `prompt_ids` of the whole prompt."
+        ids = prompt_ids(self.tokenizer, self.prompt(sentence), self.bos)
+        cached = self.use_cache if use_cache is None else use_cache
+        k = shared_prefix_len(ids, self.prefix_ids) if cached else 0
+        return ids[:k], ids[k:]
 
-    @property
-    def base(self):
-        b = getattr(self.model, "base_model", None)
-        return b if isinstance(b, torch.nn.Module) else self.model
+# %% ../nbs/30_prompt_embedding.ipynb #h08
+def _pe_forward(self, **kw):
+    "The base model (e.g. `LlamaModel`, no LM head) with all hidden states."
+    base = getattr(self.model, "base_model", None)
+    base = base if isinstance(base, torch.nn.Module) else self.model
+    return base(**kw, output_hidden_states=True, return_dict=True)
 
-    def _forward(self, **kw):
-        return self.base(**kw, output_hidden_states=True, return_dict=True)
+@torch.inference_mode()
+def _pe_prefix_cache(self):
+    "Per-layer (key, value) tensors of the template prefix, computed once (batch 1)."
+    if self._prefix_kv is None:
+        ids = torch.tensor([self.prefix_ids], device=self.device)
+        out = self._forward(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True,
+                            position_ids=torch.arange(ids.shape[1], device=self.device)[None])
+        self._prefix_kv = [(k, v) for k, v, *_ in out.past_key_values]
+    return self._prefix_kv
 
-    @torch.inference_mode()
-    def prefix_cache(self):
-        "Per-layer (key, value) tensors of the prefix, computed once (batch 1)."
-        if self._prefix_kv is None:
-            ids = torch.tensor([self.prefix_ids], device=self.device)
-            out = self._forward(input_ids=ids, attention_mask=torch.ones_like(ids),
-                                position_ids=torch.arange(ids.shape[1], device=self.device)[None], use_cache=True)
-            self._prefix_kv = [(k, v) for k, v, *_ in out.past_key_values]
-        return self._prefix_kv
+@torch.inference_mode()
+def _pe_batch(self, rests: list[list[int]], k: int, layers: list[int]) -> dict[int, torch.Tensor]:
+    "States at each row's last token; rows share the first k prompt tokens, served from the prefix cache."
+    B, dev = len(rests), self.device
+    lens = torch.tensor([len(r) for r in rests], device=dev)
+    T = int(lens.max())
+    ids = torch.full((B, T), self.pad_id, dtype=torch.long, device=dev)
+    mask = torch.zeros((B, T), dtype=torch.long, device=dev)
+    for i, r in enumerate(rests):
+        ids[i, :len(r)] = torch.tensor(r, device=dev)
+        mask[i, :len(r)] = 1
+    kw = dict(input_ids=ids, position_ids=(k + torch.arange(T, device=dev))[None].expand(B, T), use_cache=k > 0)
+    if k > 0:
+        from transformers import DynamicCache
+        kv = [(a[:, :, :k].expand(B, -1, -1, -1), b[:, :, :k].expand(B, -1, -1, -1)) for a, b in self.prefix_cache()]
+        kw["past_key_values"] = DynamicCache(kv, config=self.model.config)
+        mask = torch.cat([torch.ones((B, k), dtype=torch.long, device=dev), mask], 1)
+    hs = self._forward(attention_mask=mask, **kw).hidden_states
+    rows = torch.arange(B, device=dev)
+    return {l: hs[l][rows, lens - 1].float() for l in layers}
 
-    @torch.inference_mode()
-    def _batch(self, rests: list[list[int]], layers: list[int], cached: bool) -> dict[int, torch.Tensor]:
-        B, P = len(rests), len(self.prefix_ids)
-        body = rests if cached else [self.prefix_ids + r for r in rests]
-        lens = torch.tensor([len(r) for r in body], device=self.device)
-        T = int(lens.max())
-        ids = torch.full((B, T), self.pad_id, dtype=torch.long, device=self.device)
-        mask = torch.zeros((B, T), dtype=torch.long, device=self.device)
-        for i, r in enumerate(body):
-            ids[i, :len(r)] = torch.tensor(r, device=self.device); mask[i, :len(r)] = 1
-        offset = P if cached else 0
-        pos = (offset + torch.arange(T, device=self.device))[None].expand(B, T)
-        kw = dict(input_ids=ids, position_ids=pos, use_cache=cached)
-        if cached:
-            from transformers import DynamicCache
-            kv = [(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1)) for k, v in self.prefix_cache()]
-            kw["past_key_values"] = DynamicCache(kv, config=self.model.config)
-            kw["attention_mask"] = torch.cat([torch.ones((B, P), dtype=torch.long, device=self.device), mask], 1)
-        else:
-            kw["attention_mask"] = mask
-        hs = self._forward(**kw).hidden_states
-        rows = torch.arange(B, device=self.device)
-        return {l: hs[l][rows, lens - 1].float() for l in layers}
+PromptEncoder._forward, PromptEncoder.prefix_cache, PromptEncoder._batch = _pe_forward, _pe_prefix_cache, _pe_batch
 
-    def encode(self, sentences: Sequence[str], batch_size: int | None = None, layers=None, use_cache: bool | None = None):
-        """Embeddings [N, H] float32 of `sentences` at `self.layer`; with `layers=[...]` a dict layer -> [N, H]
-        from the same forward passes."""
-        sentences = _check_sentences(sentences)
-        multi = layers is not None
-        layers = [self.layer] if layers is None else [_check_layer(l, self.n_layers) for l in
-                                                     ([layers] if isinstance(layers, (int, np.integer)) else layers)]
-        if not layers: raise ValueError("layers is empty")
-        bs = self.batch_size if batch_size is None else batch_size
-        if not isinstance(bs, int) or bs < 1: raise ValueError(f"batch_size must be a positive int, got {bs!r}")
-        cached = (self.use_cache if use_cache is None else use_cache) and len(self.prefix_ids) > 0
-        uniq = list(dict.fromkeys(sentences))
-        rests = [self.tokenize(s)[1] for s in uniq]
-        order = sorted(range(len(uniq)), key=lambda i: -len(rests[i]))  # longest first, similar lengths together
-        out = {l: None for l in layers}
-        starts = range(0, len(order), bs)
-        if self.show_progress:
-            from tqdm.auto import tqdm
-            starts = tqdm(starts, desc=f"encode[{self.key or 'custom'}]", unit="batch")
-        for st in starts:
-            idx = order[st:st + bs]
-            res = self._batch([rests[i] for i in idx], layers, cached)
-            for l in layers:
-                if out[l] is None: out[l] = torch.empty((len(uniq), res[l].shape[-1]), dtype=torch.float32)
-                out[l][torch.tensor(idx)] = res[l].cpu()
-        where = {s: i for i, s in enumerate(uniq)}
-        pick = torch.tensor([where[s] for s in sentences])
-        arrs = {l: out[l][pick].numpy() for l in layers}
-        return arrs if multi else arrs[layers[0]]
+# %% ../nbs/30_prompt_embedding.ipynb #h09
+def _pe_plan(self, uniq: list[str], cached: bool) -> list[tuple[list[int], list[int]]]:
+    "Token split of each distinct sentence; a prompt longer than `max_length` is an error, never fed silently."
+    parts = [self.tokenize(s, cached) for s in uniq]
+    for s, (p, r) in zip(uniq, parts):
+        if self.max_length is not None and len(p) + len(r) > self.max_length:
+            raise ValueError(f"sentences: the prompt of {s[:60]!r}{'…' if len(s) > 60 else ''} has {len(p) + len(r)} "
+                             f"tokens, more than max_length={self.max_length} (the model's positions by default); "
+                             f"shorten the sentence or pass a larger max_length")
+    return parts
 
-    __call__ = encode
+def _pe_encode(self, sentences, batch_size: int | None = None, layers=None, use_cache: bool | None = None,
+           normalize_embeddings: bool = False, show_progress_bar: bool | None = None, **kwargs):
+    """Embeddings [N, H] float32 of `sentences` at `self.layer` (with `layers=[...]`: a dict layer -> [N, H] from the
+    same forward passes; one string gives [H]). Takes strings or MTEB's DataLoader; other keyword arguments
+    (task_name, prompt_type, …) are accepted and ignored, as sentence-transformers / MTEB callers pass them."""
+    sentences, single = sentences_of(sentences)
+    multi = layers is not None
+    layers = [self.layer] if layers is None else [_check_layer(l, self.n_layers) for l in
+                                                 ([layers] if isinstance(layers, (int, np.integer)) else layers)]
+    if not layers:
+        raise ValueError("layers is empty: give at least one layer index")
+    bs = _check_batch_size(self.batch_size if batch_size is None else batch_size)
+    uniq = list(dict.fromkeys(sentences))
+    parts = self._plan(uniq, bool(self.use_cache if use_cache is None else use_cache) and len(self.prefix_ids) > 0)
+    batches = _token_batches([len(p) for p, _ in parts], [len(r) for _, r in parts], bs)
+    if self.show_progress if show_progress_bar is None else show_progress_bar:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc=f"encode[{self.key or 'custom'}]", unit="batch")
+    out = {}
+    for k, idx in batches:
+        res = self._batch([parts[i][1] for i in idx], k, layers)
+        for l in layers:
+            buf = out.setdefault(l, torch.empty((len(uniq), res[l].shape[-1]), dtype=torch.float32))
+            buf[torch.tensor(idx)] = res[l].cpu()
+    where = {s: i for i, s in enumerate(uniq)}
+    pick = torch.tensor([where[s] for s in sentences])
+    arrs = {l: out[l][pick].numpy() for l in layers}
+    if normalize_embeddings:
+        arrs = {l: a / np.linalg.norm(a, axis=1, keepdims=True) for l, a in arrs.items()}
+    if single:
+        arrs = {l: a[0] for l, a in arrs.items()}
+    return arrs if multi else arrs[layers[0]]
+
+PromptEncoder._plan, PromptEncoder.encode, PromptEncoder.__call__ = _pe_plan, _pe_encode, _pe_encode
 
 # %% ../nbs/30_prompt_embedding.ipynb #c021
 MASK_EOS = ("none", "[SEP]", ".", "!", "?")
 MASK_AGGREGATIONS = ("avg", "cat")
 
 def _check_eos(eos):
-    if eos not in MASK_EOS: raise ValueError(f"Unknown EOS {eos!r}; choose one of {MASK_EOS}")
+    if eos not in MASK_EOS:
+        raise ValueError(f"Unknown EOS {eos!r}; choose one of {MASK_EOS}")
     return eos
 
 def mask_template(n_masks: int, eos: str = ".", mask_token: str = "[MASK]") -> str:
     "The Table 2 template with `n_masks` masks and the given ending, as a `{sentence}` template."
     if isinstance(n_masks, bool) or not isinstance(n_masks, (int, np.integer)) or not 1 <= n_masks <= 16:
         raise ValueError(f"n_masks must be an int in 1..16, got {n_masks!r}")
+    if not isinstance(mask_token, str) or not mask_token.strip():
+        raise TypeError(f"mask_token must be a non-empty str, got {mask_token!r}")
     tail = "" if _check_eos(eos) == "none" else " " + eos
     return 'This sentence : "{sentence}" means ' + " ".join([mask_token] * int(n_masks)) + tail
 
 def normalize_for_eos(sentence: str, eos: str = ".") -> str:
-    "The per-ending sentence normalisation of the BERT prompt experiments."
-    if not isinstance(sentence, str): raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    _check_eos(eos)
-    s = sentence.replace('"', "'")
-    if eos == "none": return s[:-1] if s and s[-1] in ".?!" else s
-    if eos == "[SEP]": return (s[:-1] if s and s[-1] in ".?!" else s) + "[SEP]"
-    if s and s[-1] not in ".!?\"'": s = s + eos
-    if s and s[-1] in ".?!": s = s[:-1] + eos
+    "The per-ending sentence normalisation of the reference BERT prompt code (`test_bert.py`)."
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+    mark = "" if _check_eos(eos) == "none" else eos
+    s = sentence
+    if eos != "none" and s and s[-1] not in ".!?\"'":
+        s = s + mark
+    s = s.replace('"', "'")
+    if s and s[-1] in ".?!":
+        s = s[:-1] + mark
     return s
 
 # %% ../nbs/30_prompt_embedding.ipynb #c023
-class MaskPromptEncoder:
+class MaskPromptEncoder(EncodeAPI):
     "Sentence vectors from the `[MASK]` positions of a cloze prompt on a BERT-style encoder (Table 2)."
     def __init__(self, model, tokenizer, n_masks: int = 3, eos: str = ".", aggregation: str = "avg",
-                 batch_size: int = 64, device=None, show_progress: bool = False):
+                 batch_size: int = 64, device=None, show_progress: bool = False, max_length: int | None = None):
+        _check_model(model)
+        _check_tokenizer(tokenizer)
         if aggregation not in MASK_AGGREGATIONS:
             raise ValueError(f"Unknown aggregation {aggregation!r}; choose one of {MASK_AGGREGATIONS}")
-        if tokenizer.mask_token_id is None: raise ValueError("The tokenizer has no mask token: MaskPromptEncoder needs a BERT-style model")
+        if getattr(tokenizer, "mask_token_id", None) is None:
+            raise ValueError("tokenizer has no mask token: MaskPromptEncoder needs a BERT-style model")
         self.template = mask_template(n_masks, eos, tokenizer.mask_token)
-        self.model, self.tokenizer, self.n_masks, self.eos, self.aggregation = model.eval(), tokenizer, int(n_masks), eos, aggregation
-        if not isinstance(batch_size, int) or batch_size < 1: raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        self.batch_size, self.show_progress = batch_size, show_progress
-        self.device = torch.device(device) if device is not None else next(model.parameters()).device
+        self.model, self.tokenizer, self.n_masks = model.eval(), tokenizer, int(n_masks)
+        self.eos, self.aggregation = eos, aggregation
+        self.batch_size, self.show_progress = _check_batch_size(batch_size), show_progress
+        self.max_length = _max_positions(model, max_length)
+        self.device = _device(device, model)
+        self.name = f"{_model_name(model)}-mask{self.n_masks}-{eos}-{aggregation}"
 
-    def __repr__(self): return f"MaskPromptEncoder(n_masks={self.n_masks}, eos={self.eos!r}, aggregation={self.aggregation!r})"
+    def __repr__(self):
+        return f"MaskPromptEncoder(n_masks={self.n_masks}, eos={self.eos!r}, aggregation={self.aggregation!r})"
 
     def prompt(self, sentence: str) -> str:
-        return self.template.replace(SLOT, normalize_for_eos(sentence, self.eos))
-
-    @torch.inference_mode()
-    def mask_states(self, sentences: Sequence[str]) -> np.ndarray:
-        "Last-layer states at the masks, float32 [N, n_masks, H] (both aggregations derive from it)."
-        sentences = _check_sentences(sentences)
-        uniq = list(dict.fromkeys(sentences))
-        order = sorted(range(len(uniq)), key=lambda i: -len(uniq[i]))
-        res, n = [None] * len(uniq), self.n_masks
-        starts = range(0, len(order), self.batch_size)
-        if self.show_progress:
-            from tqdm.auto import tqdm
-            starts = tqdm(starts, desc=f"mask n={n} eos={self.eos}", unit="batch")
-        for st in starts:
-            idx = order[st:st + self.batch_size]
-            enc = self.tokenizer([self.prompt(uniq[i]) for i in idx], padding=True, return_tensors="pt").to(self.device)
-            is_mask = enc["input_ids"] == self.tokenizer.mask_token_id
-            bad = (is_mask.sum(1) != n).nonzero().flatten().tolist()
-            if bad: raise ValueError(f"Sentence {uniq[idx[bad[0]]]!r} does not give exactly {n} mask tokens "
-                                     f"(does it contain a literal mask token?)")
-            h = self.model(**enc).last_hidden_state
-            states = h[is_mask].view(len(idx), n, -1).float().cpu().numpy()
-            for j, i in enumerate(idx): res[i] = states[j]
-        where = {s: i for i, s in enumerate(uniq)}
-        return np.stack([res[where[s]] for s in sentences])
+        "The prompt text (normalised sentence in the slot, ends stripped, as the reference batcher)."
+        return self.template.replace(SLOT, normalize_for_eos(sentence, self.eos)).strip()
 
     @staticmethod
     def aggregate(states: np.ndarray, aggregation: str = "avg") -> np.ndarray:
         "avg: mean over masks [N, H]; cat: concatenation [N, n*H]."
-        if aggregation not in MASK_AGGREGATIONS: raise ValueError(f"Unknown aggregation {aggregation!r}; choose one of {MASK_AGGREGATIONS}")
-        if states.ndim != 3: raise ValueError(f"states must be [N, n_masks, H], got shape {states.shape}")
+        if aggregation not in MASK_AGGREGATIONS:
+            raise ValueError(f"Unknown aggregation {aggregation!r}; choose one of {MASK_AGGREGATIONS}")
+        if np.ndim(states) != 3:
+            raise ValueError(f"states must be [N, n_masks, H], got shape {np.shape(states)}")
         return states.mean(1) if aggregation == "avg" else states.reshape(len(states), -1)
 
-    def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        return self.aggregate(self.mask_states(sentences), self.aggregation)
+    def encode(self, sentences, batch_size: int | None = None, normalize_embeddings: bool = False,
+               **kwargs) -> np.ndarray:
+        "[N, H] (avg) or [N, n*H] (cat), [H] for one string; strings or MTEB's DataLoader; other keywords ignored."
+        sentences, single = sentences_of(sentences)
+        e = self.aggregate(self.mask_states(sentences, batch_size), self.aggregation)
+        e = e / np.linalg.norm(e, axis=1, keepdims=True) if normalize_embeddings else e
+        return e[0] if single else e
 
     __call__ = encode
 
+# %% ../nbs/30_prompt_embedding.ipynb #h15
+@torch.inference_mode()
+def _mask_states(self, sentences: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+    "Last-layer states at the masks, float32 [N, n_masks, H] (both aggregations derive from it)."
+    sentences = _check_sentences(sentences)
+    bs = _check_batch_size(self.batch_size if batch_size is None else batch_size)
+    uniq = list(dict.fromkeys(sentences))
+    order = sorted(range(len(uniq)), key=lambda i: -len(uniq[i]))
+    res, n = [None] * len(uniq), self.n_masks
+    starts = range(0, len(order), bs)
+    if self.show_progress:
+        from tqdm.auto import tqdm
+        starts = tqdm(starts, desc=f"mask n={n} eos={self.eos}", unit="batch")
+    for st in starts:
+        idx = order[st:st + bs]
+        enc = self.tokenizer([self.prompt(uniq[i]) for i in idx], padding=True, return_tensors="pt").to(self.device)
+        lens, is_mask = enc["attention_mask"].sum(1), enc["input_ids"] == self.tokenizer.mask_token_id
+        if self.max_length is not None and int(lens.max()) > self.max_length:
+            j = int(lens.argmax())
+            raise ValueError(f"sentences: the prompt of {uniq[idx[j]][:60]!r} has {int(lens[j])} tokens, more than "
+                             f"max_length={self.max_length} (the model's positions by default)")
+        bad = (is_mask.sum(1) != n).nonzero().flatten().tolist()
+        if bad:
+            raise ValueError(f"sentences: {uniq[idx[bad[0]]]!r} does not give exactly {n} mask tokens "
+                             f"(does it contain a literal mask token?)")
+        states = self.model(**enc).last_hidden_state[is_mask].view(len(idx), n, -1).float().cpu().numpy()
+        for j, i in enumerate(idx):
+            res[i] = states[j]
+    where = {s: i for i, s in enumerate(uniq)}
+    return np.stack([res[where[s]] for s in sentences])
+
+MaskPromptEncoder.mask_states = _mask_states
+
 # %% ../nbs/30_prompt_embedding.ipynb #c026
 def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instruct", template: str = "ke",
-                    n: int = 64, batch_size: int = 32, sentences: Sequence[str] | None = None, verbose: bool = True) -> dict:
+                    n: int = 64, batch_size: int = 32, sentences: Sequence[str] | None = None,
+                    verbose: bool = True) -> dict:
     "Sentences/s of a prompt encoder with the prefix cache vs without, and vs one-by-one encoding."
     if model is None:
         from sentemb_lit.models import load_causal_lm
@@ -323,7 +444,9 @@ def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instru
     runs, embs = {}, {}
     for label, kw in [("cached, batched", dict(use_cache=True)), ("uncached, batched", dict(use_cache=False)),
                       ("uncached, one-by-one", dict(use_cache=False, batch_size=1))]:
-        t0 = time.perf_counter(); embs[label] = enc.encode(sentences, **kw); runs[label] = len(sentences) / (time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        embs[label] = enc.encode(sentences, **kw)
+        runs[label] = len(sentences) / (time.perf_counter() - t0)
     base = embs["cached, batched"]
     res = {"template": template, "n": len(sentences), "batch_size": batch_size, "prefix_tokens": len(enc.prefix_ids),
            "threads": torch.get_num_threads(), "sent_per_s": runs,
@@ -338,41 +461,85 @@ def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instru
               f"{res['vs_one_by_one']:.2f}x; max |diff| {res['max_abs_diff']:.2e}")
     return res
 
+# %% ../nbs/30_prompt_embedding.ipynb #h17
+def _process_state():
+    "accelerate's process state; on a machine without CUDA the processes of torchrun form a MULTI_CPU group (gloo)."
+    from accelerate import PartialState
+    return PartialState(cpu=not torch.cuda.is_available())
+
+def encode_distributed(encoder, sentences, **kwargs):
+    """`encoder.encode(sentences, **kwargs)` with the inputs split over the `accelerate` processes; every process
+    gets the whole result (an array, or a dict layer -> array), in input order."""
+    from accelerate.utils import gather_object
+    if not callable(getattr(encoder, "encode", None)):
+        raise TypeError(f"encoder must have an encode method (e.g. a PromptEncoder), got {type(encoder).__name__}")
+    sentences, _ = sentences_of(sentences)
+    state = _process_state()
+    with state.split_between_processes(list(range(len(sentences)))) as mine:
+        local = encoder.encode([sentences[i] for i in mine], **kwargs) if len(mine) else None
+    parts = [p for p in (gather_object([local]) if state.num_processes > 1 else [local]) if p is not None]
+    if isinstance(parts[0], dict):
+        return {l: np.concatenate([p[l] for p in parts]) for l in parts[0]}
+    return np.concatenate(parts)
+
 # %% ../nbs/30_prompt_embedding.ipynb #c030
-def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> int:
-    "CLI `sentemb-lit embed`: prompt embeddings of stdin lines (one sentence per line) written as .npy."
-    ap = argparse.ArgumentParser(prog="sentemb-lit embed", description="Prompt-based sentence embeddings from a causal LM "
-                                 "(PromptEOL / Pretended CoT / Knowledge Enhancement). Reads one sentence per line.")
+def _embed_args(argv):
+    ap = argparse.ArgumentParser(prog="sentemb-lit embed", description=(
+        "Prompt-based sentence embeddings from a causal LM (PromptEOL / Pretended CoT / Knowledge Enhancement). "
+        "One sentence per line. Under torchrun / accelerate launch the sentences are split over the processes."))
     ap.add_argument("--model", default="smollm2-135m-instruct", help="registry name, hub id or local path")
     ap.add_argument("--method", default="pcot", help=f"template key {sorted(TEMPLATES)}")
-    ap.add_argument("--template", default=None, help="custom template text with one {sentence} slot (overrides --method)")
-    ap.add_argument("--layer", type=int, default=None, help="hidden layer (-1 last, -2 penultimate); default: the method's preset")
+    ap.add_argument("--template", default=None, help="template text with one {sentence} slot (overrides --method)")
+    ap.add_argument("--layer", type=int, default=None, help="hidden layer (-1 last, -2 penultimate); default: preset")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--no-cache", action="store_true", help="do not reuse the template prefix's KV cache")
     ap.add_argument("--device", default=None)
     ap.add_argument("--input", default=None, help="read sentences from this file instead of stdin")
     ap.add_argument("--out", default=None, help="write the .npy here instead of stdout")
-    a = ap.parse_args(list(argv) if argv is not None else None)
+    return ap.parse_args(list(argv) if argv is not None else None)
+
+def _read_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    empty = [i + 1 for i, l in enumerate(lines) if not l.strip()]
+    if empty:
+        raise ValueError(f"sentemb-lit embed: line {empty[0]} is empty ({len(empty)} empty line(s)); "
+                         f"one sentence per line")
+    if not lines:
+        raise ValueError("sentemb-lit embed: no input sentences")
+    return lines
+
+def _save_npy(path, arr: np.ndarray) -> None:
+    "Write `arr` to `path` atomically (a temp file beside it, then a rename)."
+    import os, tempfile
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".npy.tmp")
+    with os.fdopen(fd, "wb") as f:
+        np.save(f, arr)
+    os.replace(tmp, path)
+
+def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> int:
+    "CLI `sentemb-lit embed`: prompt embeddings of the input lines written as .npy (by the main process only)."
+    a = _embed_args(argv)
     template = a.template if a.template is not None else a.method
     resolve_template(template)  # fail fast, before loading a model
+    _check_batch_size(a.batch_size, "--batch-size")
     if a.input is not None:
-        with open(a.input, encoding="utf-8") as f: lines = f.read().split("\n")
+        with open(a.input, encoding="utf-8") as f:
+            lines = _read_lines(f.read())
     else:
-        lines = (stdin or sys.stdin).read().split("\n")
-    if lines and lines[-1] == "": lines = lines[:-1]
-    empty = [i + 1 for i, l in enumerate(lines) if not l.strip()]
-    if empty: raise ValueError(f"sentemb-lit embed: line {empty[0]} is empty ({len(empty)} empty line(s)); one sentence per line")
-    if not lines: raise ValueError("sentemb-lit embed: no input sentences")
-    enc = PromptEncoder.from_name(a.model, template=template, layer=a.layer, device=a.device,
+        lines = _read_lines((stdin or sys.stdin).read())
+    device = a.device if a.device is not None else (_process_state().device if torch.cuda.is_available() else None)
+    enc = PromptEncoder.from_name(a.model, template=template, layer=a.layer, device=device,
                                   batch_size=a.batch_size, use_cache=not a.no_cache)
-    emb = enc.encode(lines)
+    emb = encode_distributed(enc, lines)
+    if not _process_state().is_main_process:
+        return 0
     if a.out:
-        import os, tempfile
-        d = os.path.dirname(os.path.abspath(a.out))
-        fd, tmp = tempfile.mkstemp(dir=d, suffix=".npy"); os.close(fd)
-        np.save(tmp, emb); os.replace(tmp, a.out)
+        _save_npy(a.out, emb)
     else:
         out = stdout or sys.stdout.buffer
-        np.save(out, emb); out.flush()
+        np.save(out, emb)
+        out.flush()
     print(f"sentemb-lit embed: {emb.shape[0]} x {emb.shape[1]} float32 ({enc})", file=sys.stderr)
     return 0

@@ -130,7 +130,6 @@ def test_nonfinite_skip(tmp_path, tok):
 
 
 def test_distill_and_export(tmp_path, tok):
-    pytest.importorskip("sentence_transformers")
     from sentence_transformers import SentenceTransformer
     teacher, (student, _) = twin(5), tiny_bert(9)
     before = copy.deepcopy(teacher.state_dict())
@@ -144,3 +143,149 @@ def test_distill_and_export(tmp_path, tok):
     student.eval()
     with torch.no_grad(): ours = student(**enc).last_hidden_state[:, 0].numpy()
     np.testing.assert_allclose(st.encode(sents, convert_to_numpy=True), ours, atol=1e-4)
+
+
+# ---------------------------------------------------------------- MTEB protocol and sentence-transformers export
+def test_twin_through_mteb_sts_evaluator():
+    "MTEB's own STS evaluator (DataLoader input, its keywords) gives the Spearman of our evaluate_sts on STS-B test."
+    import mteb
+    from datasets import Dataset
+    from mteb._evaluators.any_sts_evaluator import AnySTSEvaluator
+    from mteb.timing import TimingStack
+    from scipy.stats import spearmanr
+    from sentemb_lit.data import load_sts
+    from sentemb_lit.evaluation import evaluate_sts
+    t = twin()
+    assert isinstance(t, mteb.models.EncoderProtocol)
+    d = load_sts("stsb", "test")
+    ds = Dataset.from_dict({"sentence1": list(d.sentences1), "sentence2": list(d.sentences2)})
+    ev = AnySTSEvaluator(ds, ("sentence1", "sentence2"), task_metadata=mteb.get_task("STSBenchmark").metadata,
+                         hf_split="test", hf_subset="default", input1_prompt_type=None, input2_prompt_type=None,
+                         timer=TimingStack())
+    scores = ev(t, encode_kwargs={"batch_size": 32})
+    e1, e2 = t.encode(list(d.sentences1)), t.encode(list(d.sentences2))
+    cos = (e1 * e2).sum(1) / np.linalg.norm(e1, axis=1) / np.linalg.norm(e2, axis=1)
+    np.testing.assert_allclose(scores["cosine_scores"], cos, atol=1e-5)
+    ours = evaluate_sts(t.encode, tasks=("stsb",)).scores["stsb"]
+    # float32 differences of another batch padding reorder a few near-tied cosines of this random model
+    assert abs(100 * spearmanr(scores["cosine_scores"], d.scores)[0] - ours) < 0.05
+
+
+def test_twin_sentence_transformer_fresh_process(tmp_path):
+    "A fresh interpreter: import sentemb_lit.jtcse, SentenceTransformer(path) with no flag = TwinTowerEncoder.encode."
+    import subprocess, sys
+    t = twin(4)
+    sents = ["a man plays a guitar", "two dogs run on the beach", "a much longer sentence so that padding occurs here"]
+    np.save(tmp_path / "ours.npy", t.encode(sents))
+    export_sentence_transformer(t, None, tmp_path / "st")
+    code = (f"import numpy as np, sentemb_lit.jtcse\nfrom sentence_transformers import SentenceTransformer\n"
+            f"m = SentenceTransformer({str(tmp_path / 'st')!r}, device='cpu')\n"
+            f"d = np.abs(m.encode({sents!r}) - np.load({str(tmp_path / 'ours.npy')!r})).max()\n"
+            f"print('maxdiff', d)\nassert d < 1e-5, d")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "maxdiff" in r.stdout, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, "-c", code.replace("import numpy as np, sentemb_lit.jtcse", "import numpy as np")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "sentemb_lit_twin" in r.stderr               # the unknown model type is named
+
+
+def test_simcse_head_is_dropped_at_inference(tmp_path, tok):
+    "The stage-1 recipe trains through SimCSE's MLP; the saved model is the bare tower (CLS before the MLP)."
+    from sentemb_lit.jtcse import save_model
+    m = tiny_bert(2)[0]
+    cfg = JTCSEConfig(variant="simcse", cael_every=None, lr=1e-3, batch_size=4, max_length=16, n_steps=2, eval_every=1,
+                      ckpt_every=0)
+    assert cfg.mlp_only_train
+    r = train(cfg, m, tok, CORPUS, tmp_path / "run", dev_limit=20, progress=False)
+    best, _ = load_model(r.best_dir)
+    assert set(best.state_dict()) == set(m.state_dict())                        # no head weights in the model
+    save_model(m, tok, tmp_path / "saved")
+    assert not any("head" in p.name for p in (tmp_path / "saved").iterdir())
+
+
+# ---------------------------------------------------------------- content-keyed stages and evaluations
+from sentemb_lit.io import KeyedStore
+from sentemb_lit.jtcse import run_stage, run_sts, model_fingerprint, sts_fingerprint
+
+_TINY_CFG = dict(variant="tncse", cael_every=None, lr=1e-3, batch_size=4, max_length=16, n_steps=2, eval_every=0,
+                 ckpt_every=0, seed=1, data_seed=1)
+
+
+def _twin_init():
+    t = twin(2)
+    return t, t.tokenizer
+
+
+def _module_copy(tmp_path, name, extra=""):
+    "A copy of a sentemb_lit module's source (a stand-in for another checkout's code), optionally edited."
+    import importlib.util
+    src = Path(importlib.util.find_spec(f"sentemb_lit.{name}").origin).read_text()
+    p = tmp_path / f"{name}_{abs(hash(extra))}.py"
+    p.write_text(src + extra)
+    return p
+
+
+def test_stage_retrains_on_edited_config_or_code(tmp_path):
+    store = KeyedStore(tmp_path / "store")
+    cfg = JTCSEConfig(**_TINY_CFG)
+    code = (_module_copy(tmp_path, "losses"),)
+    _, _, a = run_stage(store, "s", cfg, _twin_init, CORPUS, code=code)
+    _, _, b = run_stage(store, "s", cfg, _twin_init, CORPUS, code=code)
+    assert a["trained"] and not b["trained"] and a["key"] == b["key"]
+    key_json = json.loads((store.path("s", a["key"]) / "key.json").read_text())
+    assert key_json["key"] == a["key"] and set(key_json["parts"]) >= {"config", "seed", "data", "code"}
+    _, _, c = run_stage(store, "s", JTCSEConfig(**(_TINY_CFG | {"temperature": 0.1})), _twin_init, CORPUS, code=code)
+    assert c["trained"] and c["key"] != a["key"]                              # an edited config retrains
+    edited = (_module_copy(tmp_path, "losses", "\n# an edited loss\n"),)
+    _, _, d = run_stage(store, "s", cfg, _twin_init, CORPUS, code=edited)
+    assert d["trained"] and d["key"] != a["key"]                              # an edited loss retrains
+    _, _, e = run_stage(store, "s", cfg, _twin_init, CORPUS[:-4], code=code)
+    assert e["trained"]                                                       # other training sentences
+
+
+def test_two_checkouts_never_share_results(tmp_path):
+    "Two code versions over one shared cache folder: each trains its own stage and reads back only its own."
+    shared = KeyedStore(tmp_path / "shared_cache")
+    cfg = JTCSEConfig(**_TINY_CFG)
+    code_a = (_module_copy(tmp_path, "jtcse"),)
+    code_b = (_module_copy(tmp_path, "jtcse", "\n# checkout B\n"),)
+    ma, _, a = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_a)
+    mb, _, b = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_b)
+    assert a["trained"] and b["trained"] and a["key"] != b["key"]
+    assert store_folders(shared, "s") == 2
+    _, _, a2 = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_a)
+    assert not a2["trained"] and a2["key"] == a["key"]
+    fp = model_fingerprint(ma)
+    ra = run_sts(shared, "e", lambda s: ma.encode(s), fp, limit=20, code=code_a)
+    rb = run_sts(shared, "e", lambda s: 1 / 0, fp, limit=20, code=code_a)         # same code: read back
+    assert ra["scores"] == rb["scores"]
+    with pytest.raises(ZeroDivisionError):                                        # other code: recomputed
+        run_sts(shared, "e", lambda s: 1 / 0, fp, limit=20, code=code_b)
+
+
+def store_folders(store, name):
+    return sum(1 for p in (store.root / name).iterdir() if (p / "key.json").exists())
+
+
+def test_reversed_gold_changes_the_numbers(tmp_path, data_root):
+    "A data root whose STS-B test gold scores are reversed (5 − s): a new key, and the STS-B Spearman flips sign."
+    import os
+    root = tmp_path / "data"
+    root.mkdir()
+    for p in data_root.iterdir():
+        if p.name != "sts_senteval": os.symlink(p, root / p.name)
+    (root / "sts_senteval").mkdir()
+    for p in (data_root / "sts_senteval").iterdir():
+        if p.name != "stsb_test.tsv": os.symlink(p, root / "sts_senteval" / p.name)
+    lines = (data_root / "sts_senteval" / "stsb_test.tsv").read_text().rstrip("\n").split("\n")
+    rev = [lines[0]] + [f"{5 - float(l.split(chr(9))[0]):g}\t" + l.split("\t", 1)[1] for l in lines[1:]]
+    (root / "sts_senteval" / "stsb_test.tsv").write_text("\n".join(rev) + "\n")
+    assert sts_fingerprint(root=root) != sts_fingerprint(root=data_root)
+    t = twin(3)
+    store, fp = KeyedStore(tmp_path / "store"), model_fingerprint(t)
+    enc = MemoEncoder(t.encode)                                   # all pairs: the strided subset depends on the gold
+    real = run_sts(store, "e", enc, fp, root=data_root)
+    rev_r = run_sts(store, "e", enc, fp, root=root)
+    assert rev_r["key"] != real["key"]
+    assert rev_r["scores"]["stsb"] == pytest.approx(-real["scores"]["stsb"], abs=1e-6)
+    assert rev_r["scores"]["sts12"] == pytest.approx(real["scores"]["sts12"], abs=1e-9)

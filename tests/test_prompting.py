@@ -1,13 +1,49 @@
-"Bad-input and edge-case tests of sentemb_lit.prompting (tiny random models; seconds)."
-import io
+"""Behaviour of sentemb_lit.prompting: the reference's whole-prompt tokens with the prefix KV cache kept (SmolLM2's
+tokenizer and a LLaMA-style SentencePiece tokenizer built offline), cached = uncached, batch independence, the
+encoder protocol (MTEB / sentence-transformers calls), the [MASK]-prompt endings, and prompt embedding split over two
+processes. Bad inputs are in test_bad_inputs_prompting.py."""
+import io, json, os, subprocess, sys
 import numpy as np
 import pytest
 import torch
 
-from sentemb_lit.prompting import (TEMPLATES, PRESET_LAYERS, PromptEncoder, MaskPromptEncoder, resolve_template,
-                                   split_template, normalize_sentence, normalize_for_eos, mask_template, embed_main)
+from sentemb_lit.prompting import (TEMPLATES, PRESET_LAYERS, PromptEncoder, MaskPromptEncoder, split_template,
+                                   normalize_sentence, normalize_for_eos, prompt_ids, shared_prefix_len,
+                                   encode_distributed, embed_main)
 
 torch.set_num_threads(1)
+
+# the reference templates in their own (underscore) notation, transcribed independently of TEMPLATES
+REF = {"eol": 'This_sentence_:_"*sent_0*"_means_in_one_word:"',
+       "pcot": 'After_thinking_step_by_step_,_this_sentence_:_"*sent_0*"_means_in_one_word:"',
+       "ke": ("The_essence_of_a_sentence_is_often_captured_by_its_main_subjects_and_actions,_while_descriptive_terms_"
+              "provide_additional_but_less_central_details._With_this_in_mind_,_this_sentence_:_\"*sent_0*\"_means_in_"
+              "one_word:\"")}
+
+
+def reference_ids(tok, key, s):
+    "The reference batcher: template clean-up, sentence rewrite, then one tokenizer call on the whole prompt."
+    t = REF[key].replace("_", " ").replace("*sep+*", "").replace("*cls*", "")
+    if len(s) > 0 and s[-1] not in ".?\"'":
+        s += "."
+    s = s.replace('"', "'")
+    if len(s) > 0 and s[-1] == "?":
+        s = s[:-1] + "."
+    return tok(t.replace("*sent 0*", s).strip())["input_ids"]
+
+
+def sentencepiece_tokenizer(texts, vocab_size=1000):
+    "A tiny LLaMA-style tokenizer (SentencePiece-BPE pieces with ▁ word marks, byte fallback), trained offline."
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import LlamaTokenizerFast
+    t = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    t.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True)
+    t.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<unk>", "<s>", "</s>"]))
+    m = json.loads(t.to_str())["model"]
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2} | {f"<0x{b:02X}>": 3 + b for b in range(256)}
+    for piece in sorted(m["vocab"], key=m["vocab"].get):
+        vocab.setdefault(piece, len(vocab))
+    return LlamaTokenizerFast(vocab=vocab, merges=[tuple(x) for x in m["merges"]], add_bos_token=True)
 
 
 @pytest.fixture(scope="module")
@@ -22,29 +58,54 @@ def bert():
     return tiny_bert(seed=0)
 
 
+@pytest.fixture(scope="module")
+def stsb_sentences(data_root):
+    from sentemb_lit.data import load_sts
+    d = load_sts("stsb", "test", "senteval")
+    return list(dict.fromkeys(d.sentences1 + d.sentences2))
+
+
+@pytest.fixture(scope="module")
+def sp_llama(data_root):
+    "(tiny random LLaMA, SentencePiece byte-fallback tokenizer trained on the STS-B train sentences)."
+    from transformers import LlamaForCausalLM
+    from sentemb_lit.data import load_sts
+    from sentemb_lit.models import tiny_llama_config
+    tok = sentencepiece_tokenizer(load_sts("stsb", "train", "original").sentences1)
+    torch.manual_seed(0)
+    return LlamaForCausalLM(tiny_llama_config(vocab_size=len(tok), pad_token_id=0)).eval(), tok
+
+
+def fed_prompts(enc, sentences, **kw):
+    "Encode while recording each forward call; rebuild every row's full prompt ids (cached prefix slice + ids run)."
+    enc.prefix_cache()
+    calls = []
+    enc._forward = lambda **f: calls.append(f) or PromptEncoder._forward(enc, **f)
+    try:
+        out = enc.encode(sentences, **kw)
+    finally:
+        del enc._forward
+    rows = []
+    for f in calls:
+        k = int(f["position_ids"][0, 0])
+        for ids, m in zip(f["input_ids"].tolist(), f["attention_mask"][:, k:].tolist()):
+            rows.append(enc.prefix_ids[:k] + ids[:sum(m)])
+    return out, rows
+
+
 def test_templates_exact():
     assert TEMPLATES["eol"] == 'This sentence : "{sentence}" means in one word:"'
     assert TEMPLATES["pcot"] == 'After thinking step by step , this sentence : "{sentence}" means in one word:"'
     assert TEMPLATES["ke"].endswith('With this in mind , this sentence : "{sentence}" means in one word:"')
     assert PRESET_LAYERS == {"eol": -1, "pcot": -2, "ke": -2, "sth": -1, "sum": -1}
-
-
-@pytest.mark.parametrize("bad, err, msg", [
-    ("Say it", ValueError, "no {sentence} slot"),
-    ("{sentence} {sentence}", ValueError, "2 {sentence} slots"),
-    ("unknownkey", KeyError, "Unknown template key"),
-    (None, TypeError, "must be a string"),
-])
-def test_bad_templates(bad, err, msg):
-    with pytest.raises(err, match=msg.replace("{", r"\{").replace("}", r"\}")):
-        resolve_template(bad)
+    for key, ref in REF.items():
+        assert TEMPLATES[key].replace("{sentence}", "*sent 0*") == ref.replace("_", " ")
 
 
 def test_user_template_with_braces(llama):
     tpl = 'JSON {"x": 1} then "{sentence}" in one word:"'
     assert split_template(tpl) == ('JSON {"x": 1} then "', '" in one word:"')
-    e = PromptEncoder(*llama, template=tpl, layer=-1).encode(["a b"])
-    assert e.shape == (1, 32)
+    assert PromptEncoder(*llama, template=tpl, layer=-1).encode(["a b"]).shape == (1, 32)
 
 
 def test_normalisation():
@@ -54,64 +115,190 @@ def test_normalisation():
     assert normalize_for_eos("Why?", ".") == "Why."
     assert normalize_for_eos("Go", "?") == "Go?"
     assert normalize_for_eos("Go.", "none") == "Go"
-    with pytest.raises(TypeError): normalize_sentence(3)
-    with pytest.raises(ValueError, match="Unknown EOS"): normalize_for_eos("x", ";")
 
 
-@pytest.mark.parametrize("layer", [3, -4, 100])
-def test_bad_layer(llama, layer):
-    with pytest.raises(ValueError, match="out of range"):
-        PromptEncoder(*llama, layer=layer)
+@pytest.mark.parametrize("sentence, eos, expected", [
+    ('He said "hi"', "[SEP]", "He said 'hi'"),          # ends in a quote: the reference appends no [SEP]
+    ("the dogs'", "[SEP]", "the dogs'"),
+    ("A cat sits", "[SEP]", "A cat sits[SEP]"),
+    ("Is it?", "[SEP]", "Is it[SEP]"),
+    ('say "hi"', ".", "say 'hi'"),
+    ('"Stop!"', "none", "'Stop!'"),
+    ("Stop!", "none", "Stop"),
+    ("Go!", "?", "Go?"),
+])
+def test_mask_endings_follow_reference(sentence, eos, expected):
+    assert normalize_for_eos(sentence, eos) == expected
 
 
-def test_bad_layer_type_and_batch(llama):
-    with pytest.raises(TypeError, match="must be an int"): PromptEncoder(*llama, layer="last")
-    with pytest.raises(ValueError, match="batch_size"): PromptEncoder(*llama, batch_size=0)
-    enc = PromptEncoder(*llama)
-    with pytest.raises(ValueError, match="out of range"): enc.encode(["a"], layers=[-1, 9])
+def test_mask_prompt_text(bert):
+    mp = MaskPromptEncoder(*bert, n_masks=2, eos="[SEP]")
+    assert mp.prompt('He said "hi"') == "This sentence : \"He said 'hi'\" means [MASK] [MASK] [SEP]"
+    assert mp.prompt("a cat") == 'This sentence : "a cat[SEP]" means [MASK] [MASK] [SEP]'
 
 
-@pytest.mark.parametrize("bad", [[], [""], ["ok", "   "], ["ok", None], "just a string"])
-def test_bad_sentences(llama, bad):
-    with pytest.raises((ValueError, TypeError)):
-        PromptEncoder(*llama).encode(bad)
+def test_prompt_ids_and_prefix_len(llama):
+    _, tok = llama
+    assert prompt_ids(tok, "Hi there") == tok("Hi there")["input_ids"]
+    assert prompt_ids(tok, "Hi", bos=7) == [7] + tok("Hi", add_special_tokens=False)["input_ids"]
+    assert shared_prefix_len([1, 2, 3, 4], [1, 2, 3]) == 3
+    assert shared_prefix_len([1, 2, 9, 4], [1, 2, 3]) == 2
+    assert shared_prefix_len([1, 2, 3], [1, 2, 3]) == 2
 
 
-def test_cache_batch_independence(llama):
-    enc = PromptEncoder(*llama, template="pcot", batch_size=3)
-    sents = ["short", "a much longer sentence that goes on and on about nothing in particular", "mid length one"]
-    a, b = enc.encode(sents), enc.encode(sents, use_cache=False)
-    assert np.abs(a - b).max() < 1e-4
-    alone = enc.encode(["short"], batch_size=1)
-    assert np.abs(alone[0] - a[0]).max() < 1e-4
-    assert a.dtype == np.float32
-
-
-def test_bos_options(llama):
+@pytest.mark.parametrize("key", ["eol", "pcot", "ke"])
+def test_ids_equal_reference_smollm2_every_stsb_sentence(llama, stsb_sentences, key):
     model, tok = llama
-    assert PromptEncoder(model, tok, bos="auto").bos_ids == []        # SmolLM2's tokenizer adds no BOS
-    assert PromptEncoder(model, tok, bos=True).bos_ids == [tok.bos_token_id]
-    assert PromptEncoder(model, tok, bos=5).bos_ids == [5]
-    with pytest.raises(ValueError, match="bos must be"): PromptEncoder(model, tok, bos="yes")
+    enc = PromptEncoder(model, tok, template=key)
+    parts = [enc.tokenize(s) for s in stsb_sentences]
+    bad = [s for s, (p, r) in zip(stsb_sentences, parts) if p + r != reference_ids(tok, key, s)]
+    assert not bad, f"{len(bad)} sentences differ, e.g. {bad[:3]}"
+    full = sum(len(p) == len(enc.prefix_ids) for p, _ in parts)
+    assert full > 0.95 * len(parts)                     # the cache still serves the whole prefix almost always
+    assert all(len(p) >= len(enc.prefix_ids) - 1 for p, _ in parts)
 
 
-def test_mask_encoder_bad_inputs(bert):
-    with pytest.raises(ValueError, match="n_masks"): mask_template(5 * 0)
-    with pytest.raises(ValueError, match="Unknown EOS"): MaskPromptEncoder(*bert, eos="EOS")
-    with pytest.raises(ValueError, match="Unknown aggregation"): MaskPromptEncoder(*bert, aggregation="sum")
-    mp = MaskPromptEncoder(*bert, n_masks=2, eos="?")
-    with pytest.raises(ValueError): mp.encode([""])
-    with pytest.raises(ValueError, match="exactly 2 mask"): mp.encode(["has a [MASK] inside"])
-    with pytest.raises(ValueError, match="states must be"): MaskPromptEncoder.aggregate(np.zeros((2, 3)), "avg")
-    assert mp.encode(["a cat", "a dog sits"]).shape == (2, 32)
+@pytest.mark.parametrize("key", ["eol", "pcot", "ke"])
+def test_ids_equal_reference_sentencepiece_every_stsb_sentence(sp_llama, stsb_sentences, key):
+    model, tok = sp_llama
+    enc = PromptEncoder(model, tok, template=key)
+    assert enc.bos_ids == [1] and enc.prefix_ids[0] == 1
+    parts = [enc.tokenize(s) for s in stsb_sentences]
+    bad = [s for s, (p, r) in zip(stsb_sentences, parts) if p + r != reference_ids(tok, key, s)]
+    assert not bad, f"{len(bad)} sentences differ, e.g. {bad[:3]}"
+    assert sum(len(p) >= len(enc.prefix_ids) - 1 for p, _ in parts) > 0.95 * len(parts)
 
 
-def test_embed_main_errors():
-    with pytest.raises(KeyError, match="Unknown template key"):
-        embed_main(["--method", "zzz"], stdin=io.StringIO("x\n"))
-    with pytest.raises(ValueError, match="2 \\{sentence\\} slots"):
-        embed_main(["--template", "{sentence} and {sentence}"], stdin=io.StringIO("x\n"))
-    with pytest.raises(ValueError, match="line 1 is empty"):
-        embed_main([], stdin=io.StringIO("\nx\n"))
-    with pytest.raises(ValueError, match="no input"):
-        embed_main([], stdin=io.StringIO(""))
+def test_sentencepiece_tokenizer_is_llama_like(sp_llama):
+    _, tok = sp_llama
+    pieces = tok.convert_ids_to_tokens(tok("naïve ☃ a man")["input_ids"])
+    assert pieces[0] == "<s>" and any(p.startswith("<0x") for p in pieces) and "▁man" in pieces
+    # separately tokenised, the sentence would start a word (▁); inside the prompt it follows the quote
+    enc = PromptEncoder(sp_llama[0], tok, template="eol")
+    sep = enc.prefix_ids + tok("a man.\" means in one word:\"", add_special_tokens=False)["input_ids"]
+    assert sep != reference_ids(tok, "eol", "a man")
+
+
+@pytest.mark.parametrize("which", ["smollm2", "sentencepiece"])
+def test_fed_ids_cache_and_batch_independence(llama, sp_llama, stsb_sentences, which):
+    model, tok = llama if which == "smollm2" else sp_llama
+    tricky = [s for s in stsb_sentences if s[0] in "\"'(#"][:6] + stsb_sentences[:10]
+    enc = PromptEncoder(model, tok, template="pcot", batch_size=4)
+    cached, rows = fed_prompts(enc, tricky)
+    assert sorted(rows) == sorted(reference_ids(tok, "pcot", s) for s in tricky)
+    plain = enc.encode(tricky, use_cache=False)
+    assert np.abs(cached - plain).max() < 1e-4
+    solo = np.stack([enc.encode([s], batch_size=1)[0] for s in tricky[:5]])
+    assert np.abs(cached[:5] - solo).max() < 1e-4
+    shuffled = enc.encode(tricky[::-1], batch_size=3)[::-1]
+    assert np.abs(cached - shuffled).max() < 1e-4
+
+
+def test_layers_and_duplicates(llama):
+    enc = PromptEncoder(*llama, template="ke", batch_size=2)
+    sents = ["a b c", "x", "a b c", '"quoted" start']
+    both = enc.encode(sents, layers=[-1, -2])
+    assert set(both) == {-1, -2} and np.array_equal(both[-1][0], both[-1][2])
+    assert np.abs(both[-2] - enc.encode(sents)).max() < 1e-6
+    p, r = enc.tokenize("Hi")
+    with torch.inference_mode():
+        ref = llama[0].model(input_ids=torch.tensor([p + r])).last_hidden_state[0, -1].numpy()
+    assert np.abs(enc.encode(["Hi"], layers=[-1])[-1][0] - ref).max() < 1e-4
+
+
+def test_encoder_protocol_kwargs_and_dataloader(llama, bert):
+    from torch.utils.data import DataLoader
+    sents = ["a dog runs", "the cat sleeps", "a dog runs fast"]
+    enc = PromptEncoder(*llama, template="eol")
+    base = enc.encode(sents)
+    kw = dict(task_name="STSBenchmark", prompt_type=None, show_progress_bar=False, convert_to_numpy=True)
+    assert np.array_equal(enc.encode(sents, batch_size=2, **kw), enc.encode(sents, batch_size=2))
+    assert np.abs(enc.encode(sents, batch_size=2, **kw) - base).max() < 1e-4
+    loader = DataLoader([{"text": s} for s in sents], batch_size=2)
+    assert np.array_equal(enc.encode(loader, task_metadata=None, hf_split="test", hf_subset="default"), base)
+    unit = enc.encode(sents, normalize_embeddings=True)
+    assert np.allclose(np.linalg.norm(unit, axis=1), 1, atol=1e-5)
+    assert enc.similarity(base, base).shape == (3, 3)
+    assert np.allclose(enc.similarity_pairwise(base, base), 1, atol=1e-5)
+    one = enc.encode("a dog runs")                         # one string -> one vector, as sentence-transformers
+    assert one.shape == (32,) and np.abs(one - base[0]).max() < 1e-4
+    assert enc.mteb_model_meta.name == f"sentemb_lit/{enc.name}"
+    mp = MaskPromptEncoder(*bert, n_masks=2)
+    assert mp.encode(loader, task_name="STSBenchmark").shape == (3, 32)
+
+
+def test_mask_encoder_shapes(bert):
+    mp = MaskPromptEncoder(*bert, n_masks=3, eos="!", aggregation="cat", batch_size=2)
+    sents = ["a cat", "a dog sits on the mat", "hi"]
+    st = mp.mask_states(sents)
+    assert st.shape == (3, 3, 32) and mp.encode(sents).shape == (3, 96)
+    assert np.abs(mp.mask_states(["hi"])[0] - st[2]).max() < 1e-4
+
+
+def test_encode_distributed_single_process(llama):
+    enc = PromptEncoder(*llama, template="ke", batch_size=2)
+    sents = ["a b", "c d e", "f"]
+    assert np.array_equal(encode_distributed(enc, sents), enc.encode(sents))
+    both = encode_distributed(enc, sents, layers=[-1, -2])
+    assert set(both) == {-1, -2} and both[-1].shape == (3, 32)
+
+
+SCRIPT = r'''
+import json, sys
+import numpy as np, torch
+from accelerate import PartialState
+from sentemb_lit.models import tiny_llama
+from sentemb_lit.prompting import PromptEncoder, encode_distributed, embed_main
+torch.set_num_threads(1)
+args = json.loads(sys.argv[1])
+state = PartialState(cpu=True)
+model, tok = tiny_llama(seed=0)
+enc = PromptEncoder(model, tok, template="pcot", batch_size=2)
+emb = encode_distributed(enc, args["sentences"])
+if state.is_main_process:
+    np.save(args["out"], emb)
+    with open(args["out"] + ".json", "w") as f:
+        json.dump({"processes": state.num_processes}, f)
+if args.get("model_dir"):
+    embed_main(["--model", args["model_dir"], "--method", "pcot", "--batch-size", "2", "--input", args["lines"],
+                "--out", args["cli_out"]])
+state.wait_for_everyone()
+if torch.distributed.is_initialized():
+    torch.distributed.destroy_process_group()
+'''
+
+
+def _env():
+    return os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+                         "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
+
+
+def test_two_processes_equal_one(tmp_path, llama):
+    "torchrun --nproc_per_node 2: each process encodes its shard; the gathered matrix equals one process's, in order."
+    model, tok = llama
+    model_dir = tmp_path / "tiny"
+    model.save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    sents = [f"sentence number {i} " + "word " * (i % 5) for i in range(11)] + ['"quoted" one', "(paren) two"]
+    lines = tmp_path / "lines.txt"
+    lines.write_text("\n".join(sents) + "\n")
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    outs = {}
+    for n in (1, 2):
+        args = {"sentences": sents, "out": str(tmp_path / f"emb{n}.npy"), "model_dir": str(model_dir),
+                "lines": str(lines), "cli_out": str(tmp_path / f"cli{n}.npy")}
+        launch = [sys.executable] if n == 1 else \
+            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+        r = subprocess.run([*launch, str(script), json.dumps(args)], env=_env(), capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert json.loads((tmp_path / f"emb{n}.npy.json").read_text()) == {"processes": n}
+        outs[n] = (np.load(tmp_path / f"emb{n}.npy"), np.load(tmp_path / f"cli{n}.npy"))
+    one, two = outs[1], outs[2]
+    assert one[0].shape == two[0].shape == (len(sents), 32)
+    print(f"1 vs 2 processes: max |diff| {np.abs(one[0] - two[0]).max():.2e} (function), "
+          f"{np.abs(one[1] - two[1]).max():.2e} (sentemb-lit embed)")
+    assert np.abs(one[0] - two[0]).max() < 1e-4          # same rows, same order
+    assert np.abs(one[1] - two[1]).max() < 1e-4
+    assert np.abs(one[0] - one[1]).max() < 1e-4          # the CLI gives the function's embeddings
