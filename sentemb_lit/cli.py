@@ -151,11 +151,12 @@ def eval_sts_main(argv=None) -> int:
     from sentemb_lit.data import STS_TASKS
     from sentemb_lit.evaluation import evaluate_sts
     from sentemb_lit.models import SentenceEncoder
-    res = evaluate_sts(SentenceEncoder.from_name(a.model, pooling=a.pooling, batch_size=a.batch_size),
+    enc = SentenceEncoder.from_name(a.model, pooling=a.pooling, batch_size=a.batch_size)
+    res = evaluate_sts(enc,
                        a.tasks or STS_TASKS, a.variant, a.aggregation, root=a.data_root, limit=a.limit)
     print(f"{a.model} ({a.pooling or 'default'} pooling, {a.variant} text, '{a.aggregation}' aggregation)")
     print(markdown_table(res.table, index=False))
-    if a.json: atomic_write_json(a.json, res.to_dict(pairs=True) | {"model": a.model, "pooling": a.pooling})
+    if a.json: atomic_write_json(a.json, res.to_dict(pairs=True) | {"model": a.model, "pooling": enc.pooling})
     return 0
 
 # %% ../nbs/90_cli.ipynb #c021

@@ -144,7 +144,8 @@ def cached_build(target, build, name: str) -> Path:
     try:
         with exclusive(target): _build_locked(target, build)
     except LockedError:
-        print(f"Waiting for another process that builds {target}…")
+        import sys
+        print(f"Waiting for another process that builds {target}…", file=sys.stderr)
         with exclusive(target, wait=CACHE_WAIT): _build_locked(target, build)
     why = verify_cache(target)
     if why: raise CorruptFileError(f"The cache folder {target} is damaged right after its build ({why}); remove it "
