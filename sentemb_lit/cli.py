@@ -11,8 +11,9 @@ from .report import build_report
 from .training import PROFILES, markdown_table
 
 # %% auto #0
-__all__ = ['PAPERS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks', 'run_notebook',
-           'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main', 'reproduce_main', 'report_main', 'main']
+__all__ = ['PAPERS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks', 'scrub_paths',
+           'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main', 'reproduce_main',
+           'report_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04",), "jtcse": ("1",), "ranking_sentences": ("2",), "pretcot_ke": ("3",)}
@@ -43,6 +44,15 @@ def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
     return [p for p in sorted(Path(nbs_dir).glob("*.ipynb"))
             if p.name.startswith(PAPERS[paper]) and has_parameters_cell(p)]
 
+# %% ../nbs/90_cli.ipynb #scrub01
+def scrub_paths(nb_path: Path, root: Path) -> Path:
+    "Replace the machine's absolute paths in an executed notebook (project root, virtual env, temp folders) by `.`."
+    text = Path(nb_path).read_text(encoding="utf-8")
+    for prefix in sorted({str(Path(root).resolve()), str(Path(sys.prefix).resolve())}, key=len, reverse=True):
+        text = text.replace(prefix + "/", "./").replace(prefix, ".")
+    atomic_write_text(nb_path, text)
+    return Path(nb_path)
+
 # %% ../nbs/90_cli.ipynb #c009
 def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int | None = None) -> dict:
     "Execute one notebook with papermill into `run_dir`; its status, time and (one-line) error."
@@ -55,6 +65,7 @@ def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int 
         last = str(e).strip().splitlines()[-1][:300] if str(e).strip() else ""
         status.update(status="failed", error=f"{type(e).__name__}: {last}")
     status["seconds"] = round(time.time() - t0, 1)
+    if (run_dir / nb.name).exists(): scrub_paths(run_dir / nb.name, cwd.parent)
     return status
 
 # %% ../nbs/90_cli.ipynb #c010
