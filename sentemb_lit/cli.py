@@ -46,10 +46,11 @@ def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
 
 # %% ../nbs/90_cli.ipynb #scrub01
 def scrub_paths(nb_path: Path, root: Path) -> Path:
-    "Replace the machine's absolute paths in an executed notebook (project root, virtual env, temp folders) by `.`."
+    "Replace the machine's absolute paths in an executed notebook: project and virtual env by `.`, home by `~`."
     text = Path(nb_path).read_text(encoding="utf-8")
     for prefix in sorted({str(Path(root).resolve()), str(Path(sys.prefix).resolve())}, key=len, reverse=True):
         text = text.replace(prefix + "/", "./").replace(prefix, ".")
+    text = text.replace(str(Path.home()) + "/", "~/")                 # caches under the user's home
     atomic_write_text(nb_path, text)
     return Path(nb_path)
 

@@ -11,3 +11,16 @@ def data_root():
         pytest.fail(f"STS data not found at {root}: set SENTEMB_DATA (the test command does)")
     os.environ["SENTEMB_DATA"] = root
     return Path(root)
+
+
+# tiny random models shared by the prompting tests (built once per module that uses them)
+@pytest.fixture(scope="module")
+def llama():
+    from sentemb_lit.models import tiny_llama
+    return tiny_llama(seed=0)
+
+
+@pytest.fixture(scope="module")
+def bert():
+    from sentemb_lit.models import tiny_bert
+    return tiny_bert(seed=0)

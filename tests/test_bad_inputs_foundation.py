@@ -219,7 +219,7 @@ def _outputs(b=2, l=3, d=4):
     (lambda: file_sha256("model.gguf"), TypeError,
      "paths must be a list of files, not one path: 'model.gguf'"),
     (lambda: model_path(None), ValueError, "got None"),
-    (lambda: cached_build("/tmp/x", None, "demo"), TypeError,
+    (lambda: cached_build("never-built", None, "demo"), TypeError,
      "build must be a function of the temporary folder, got None"),
     (lambda: STSData("stsb", "test", "original", ["a"], ["b", "c"], [1.0]),
      ValueError, r"sentences1 \(1\), sentences2 \(2\) and scores \(1,\) must have one length"),

@@ -44,7 +44,7 @@ def test_config_bad(kw, err, name):
 
 def _cases(parts):
     m1, m2, tok, tw = parts
-    store = KeyedStore("/tmp/unused-store-never-written")
+    store = KeyedStore("unused-store-never-written")
     return {
         "official variant": (lambda: official_config("bert"), ValueError, "variant"),
         "positive_index odd": (lambda: positive_index(5), ValueError, "n_rows"),
@@ -65,13 +65,13 @@ def _cases(parts):
         "texts_of loader item": (lambda: texts_of(iter([("a",)])), TypeError, "batch 0"),
         "pairwise shapes": (lambda: tw.similarity_pairwise(np.ones((2, 3)), np.ones((3, 3))), ValueError, "embeddings1"),
         "similarity empty": (lambda: tw.similarity(np.ones((0, 3)), np.ones((2, 3))), ValueError, "embeddings1"),
-        "export pooling": (lambda: export_sentence_transformer(m1, tok, "/tmp/x-never", pooling="max"), ValueError,
+        "export pooling": (lambda: export_sentence_transformer(m1, tok, "export-never-written", pooling="max"), ValueError,
                            "pooling"),
-        "export max_seq_length": (lambda: export_sentence_transformer(m1, tok, "/tmp/x-never", max_seq_length=0),
+        "export max_seq_length": (lambda: export_sentence_transformer(m1, tok, "export-never-written", max_seq_length=0),
                                   ValueError, "max_seq_length"),
-        "export model type": (lambda: export_sentence_transformer(torch.nn.Linear(2, 2), tok, "/tmp/x-never"),
+        "export model type": (lambda: export_sentence_transformer(torch.nn.Linear(2, 2), tok, "export-never-written"),
                               TypeError, "model"),
-        "export tokenizer": (lambda: export_sentence_transformer(m1, None, "/tmp/x-never"), TypeError, "tokenizer"),
+        "export tokenizer": (lambda: export_sentence_transformer(m1, None, "export-never-written"), TypeError, "tokenizer"),
         "TwinTowerModel from tower": (lambda: TwinTowerModel.from_twin(m1), TypeError, "twin"),
         "batch_sentences step": (lambda: batch_sentences(CORPUS, 4, 0), ValueError, "step"),
         "batch_sentences batch_size": (lambda: batch_sentences(CORPUS, 0, 1), ValueError, "batch_size"),
@@ -92,8 +92,8 @@ def _cases(parts):
         "loss_fn interval": (lambda: make_loss_fn(JTCSEConfig(cael_every=3), tw), ValueError, "k=3"),
         "set_dropout p": (lambda: set_dropout(m1, 1.5), ValueError, "p "),
         "set_dropout model": (lambda: set_dropout("bert", 0.1), TypeError, "model"),
-        "train config": (lambda: train({"variant": "jtcse"}, tw, tok, CORPUS, "/tmp/x-never"), TypeError, "config"),
-        "run_stage store": (lambda: run_stage("/tmp/store", "s", JTCSEConfig(), lambda: (tw, tok), CORPUS), TypeError,
+        "train config": (lambda: train({"variant": "jtcse"}, tw, tok, CORPUS, "export-never-written"), TypeError, "config"),
+        "run_stage store": (lambda: run_stage("store-never-written", "s", JTCSEConfig(), lambda: (tw, tok), CORPUS), TypeError,
                             "store"),
         "run_stage init": (lambda: run_stage(store, "s", JTCSEConfig(), tw, CORPUS), TypeError, "init"),
         "run_sts model_fp": (lambda: run_sts(store, "e", tw.encode, "abc"), ValueError, "model_fp"),

@@ -14,18 +14,6 @@ torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
-def llama():
-    from sentemb_lit.models import tiny_llama
-    return tiny_llama(seed=0)
-
-
-@pytest.fixture(scope="module")
-def bert():
-    from sentemb_lit.models import tiny_bert
-    return tiny_bert(seed=0)
-
-
-@pytest.fixture(scope="module")
 def enc(llama):
     return PromptEncoder(*llama, template="pcot", batch_size=2)
 

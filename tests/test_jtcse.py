@@ -80,7 +80,7 @@ def test_macs_and_misc(tok):
     with pytest.raises(ValueError, match="≥ 3"): energy_sts_correlation([1, 2], [3, 4])
     with pytest.raises(ValueError, match="finite"): energy_sts_correlation([1, 2, float("nan")], [3, 4, 5])
     with pytest.raises(TypeError): MemoEncoder(None)
-    with pytest.raises(ValueError, match="pooling"): export_sentence_transformer(t.tower_1, tok, "/tmp/x", pooling="max")
+    with pytest.raises(ValueError, match="pooling"): export_sentence_transformer(t.tower_1, tok, "export-never-written", pooling="max")
 
 
 # ---------------------------------------------------------------- training hygiene

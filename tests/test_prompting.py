@@ -47,18 +47,6 @@ def sentencepiece_tokenizer(texts, vocab_size=1000):
 
 
 @pytest.fixture(scope="module")
-def llama():
-    from sentemb_lit.models import tiny_llama
-    return tiny_llama(seed=0)
-
-
-@pytest.fixture(scope="module")
-def bert():
-    from sentemb_lit.models import tiny_bert
-    return tiny_bert(seed=0)
-
-
-@pytest.fixture(scope="module")
 def stsb_sentences(data_root):
     from sentemb_lit.data import load_sts
     d = load_sts("stsb", "test", "senteval")
