@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_io.ipynb #c002
 from __future__ import annotations
-import contextlib, dataclasses, errno, fcntl, hashlib, importlib.util, json, math, os, shutil, tempfile, time, warnings
+import ast, contextlib, dataclasses, errno, fcntl, hashlib, importlib.util, json, math, os, shutil, tempfile, time, warnings
 from pathlib import Path
 from typing import Callable
 import numpy as np
@@ -238,12 +238,25 @@ def _module_file(module) -> Path:
     if spec is None or not spec.origin: raise ValueError(f"code_hash: no module {name!r}")
     return Path(spec.origin)
 
+def _code_text(path: Path) -> str:
+    "The module's syntax tree without docstrings (comments and layout never reach it); its bytes if it does not parse."
+    src = path.read_bytes()
+    try: tree = ast.parse(src)
+    except SyntaxError: return src.hex()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
 def code_hash(*modules) -> str:
-    "SHA-256 of the source of the named modules (`'losses'` = `sentemb_lit.losses`); none named = the whole package."
+    "SHA-256 of the code of the named modules (`'losses'` = `sentemb_lit.losses`); none named = the whole package."
     if not modules:
         pkg = Path(importlib.util.find_spec("sentemb_lit").origin).parent
         modules = tuple(p for p in sorted(pkg.glob("*.py")) if p.name != "_modidx.py")
-    return fingerprint({_module_file(m).name: _module_file(m) for m in modules})
+    return fingerprint({_module_file(m).name: _code_text(_module_file(m)) for m in modules})
+
 
 # %% ../nbs/05_io.ipynb #c033
 def cache_key(config, seed=None, data=(), code=()) -> dict:
