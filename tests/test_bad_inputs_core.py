@@ -179,3 +179,26 @@ def test_cli_input_errors_are_one_line(data_root, args, match):
     assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
     assert "Traceback" not in r.stderr
     assert match in r.stderr, r.stderr[-1500:]
+
+
+# ---------------------------------------------------------------- report: folders, levels, finding numbers
+def test_read_claims_names_a_missing_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"paper_dir '.*no_such_paper' is not an existing folder"):
+        report.read_claims(tmp_path / "no_such_paper")
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(FileNotFoundError, match="a_file' is not an existing folder"):
+        report.read_claims(tmp_path / "a_file")
+    assert report.read_claims(tmp_path) == {}                   # a folder without claims.csv: no paper numbers
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: report.seed_comparison([1, 2, 3], [1, 2, 4], level=95), ValueError, r"level must be .* in \(0, 1\)"),
+    (lambda: report.correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], level=0), ValueError, "level must be"),
+    (lambda: report.seed_comparison([1, 2], [np.inf, 2]), ValueError, "b_by_seed contains NaN or inf"),
+    (lambda: report.correlation_ci([1, 2, 3], [1, 2, np.nan]), ValueError, "y contains NaN or inf"),
+    (lambda: report.paired_bootstrap(g, a, a, n_boot=True), ValueError, "n_boot must be an int >= 100, got True"),
+    (lambda: report.finding("c", ours=True), ValueError, "ours must be a finite number or None, got True"),
+    (lambda: io.exclusive("never_written", wait=float("inf")).__enter__(), ValueError, "wait must be seconds >= 0"),
+])
+def test_report_and_io_numbers(call, exc, match):
+    with pytest.raises(exc, match=match): call()

@@ -243,3 +243,47 @@ def test_a_causal_lm_is_not_an_encoder():
     lm, tok = tiny_llama()
     with pytest.raises(TypeError, match=r"outputs must carry last_hidden_state \[B, L, d\], got CausalLMOutputWithPast"):
         encode(lm, tok, SENTS, max_length=16, show_progress=False)
+
+
+# ---- sentemb_lit.checks (the generic validators) and their use in data ---------------------------------------
+
+from sentemb_lit import checks
+
+
+def test_data_reexports_the_one_check_sentences():
+    from sentemb_lit import data
+    assert data.check_sentences is checks.check_sentences
+    assert "check_sentences" in data.__all__
+
+
+@pytest.mark.parametrize("call, err, msg", [
+    (lambda: checks.check_type(3, "text", str), TypeError, "text must be a str, got int: 3"),
+    (lambda: checks.check_flag("no", "verbose"), TypeError, "verbose must be True or False, got 'no'"),
+    (lambda: checks.check_flag(0, "x", optional=True), TypeError, "x must be True, False or None, got 0"),
+    (lambda: checks.check_positive_int(0, "batch_size"), ValueError, "batch_size must be a positive int, got 0"),
+    (lambda: checks.check_positive_int(True, "n"), ValueError, "n must be a positive int, got True"),
+    (lambda: checks.check_positive_int(99, "n_boot", minimum=100), ValueError, "n_boot must be an int >= 100, got 99"),
+    (lambda: checks.check_positive_int(17, "n_masks", maximum=16), ValueError, r"n_masks must be an int in 1\.\.16"),
+    (lambda: checks.check_number(float("nan"), "tau", gt=0), ValueError, "tau must be a finite number > 0, got nan"),
+    (lambda: checks.check_number(1, "level", gt=0, lt=1), ValueError, r"level must be a finite number in \(0, 1\)"),
+    (lambda: checks.check_number("1", "omega", ge=0), ValueError, "omega must be a finite number >= 0, got '1'"),
+    (lambda: checks.check_choice("max", "reduction", ("mean", "sum")), ValueError,
+     r"Unknown reduction 'max'; choose one of \('mean', 'sum'\)"),
+    (lambda: checks.check_choice(["a"], "corpus", {"a": 1}), ValueError, r"Unknown corpus \['a'\]"),
+    (lambda: checks.check_all_finite([1.0, float("inf")], "gold"), ValueError, "gold contains NaN or inf"),
+    (lambda: checks.check_type("x" * 500, "record", dict), TypeError, r"record must be a dict, got str: 'x+\.\.\.x+'$"),
+])
+def test_generic_checks(call, err, msg):
+    with pytest.raises(err, match=msg):
+        call()
+
+
+@pytest.mark.parametrize("call, err, msg", [
+    (lambda: training_corpus(["wiki1m_head"], verbose="yes"), TypeError, "verbose must be True or False, got 'yes'"),
+    (lambda: load_corpus(5), ValueError, "Unknown corpus 5; choose one of"),
+    (lambda: fetch_data("out_never_written", tasks=["stsb"], verbose=1), TypeError, "verbose must be True or False"),
+    (lambda: load_sts({"task": "stsb"}), TypeError, r"task must be a str, got dict: \{'task': 'stsb'\}"),
+])
+def test_data_flags_and_names(call, err, msg):
+    with pytest.raises(err, match=msg):
+        call()

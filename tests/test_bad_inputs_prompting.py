@@ -250,3 +250,46 @@ def test_embed_main_bad(argv, text, err, match):
 def test_embed_main_unknown_option():
     with pytest.raises(SystemExit):
         embed_main(["--no-such-option"], stdin=io.StringIO("x\n"))
+
+
+# ---- flags, counts and input files (sentemb_lit.checks) ------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    (dict(use_cache="no"), TypeError, r"use_cache must be True or False, got 'no'"),
+    (dict(normalize=1), TypeError, r"normalize must be True or False, got 1"),
+    (dict(show_progress=None), TypeError, r"show_progress must be True or False, got None"),
+    (dict(batch_size=np.int64(0)), ValueError, r"batch_size must be a positive int"),
+])
+def test_prompt_encoder_flags(llama, kwargs, err, match):
+    with pytest.raises(err, match=match):
+        PromptEncoder(*llama, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    (dict(use_cache="yes"), TypeError, r"use_cache must be True, False or None, got 'yes'"),
+    (dict(normalize_embeddings=None), TypeError, r"normalize_embeddings must be True or False, got None"),
+    (dict(show_progress_bar=1), TypeError, r"show_progress_bar must be True, False or None, got 1"),
+])
+def test_prompt_encoder_encode_flags(enc, kwargs, err, match):
+    with pytest.raises(err, match=match):
+        enc.encode(["a dog runs"], **kwargs)
+
+
+def test_mask_encoder_flags(bert, mp):
+    with pytest.raises(TypeError, match=r"show_progress must be True or False, got 'yes'"):
+        MaskPromptEncoder(*bert, show_progress="yes")
+    with pytest.raises(TypeError, match=r"normalize_embeddings must be True or False, got 'yes'"):
+        mp.encode(["a cat"], normalize_embeddings="yes")
+
+
+def test_embed_main_names_a_non_utf8_input_file(tmp_path):
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("A dog.\nA caf\xe9 au lait.\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.txt:2: byte 0xe9 is not UTF-8"):
+        embed_main(["--input", str(bad)])
+    with pytest.raises(FileNotFoundError, match=r"missing\.txt"):
+        embed_main(["--input", str(tmp_path / "missing.txt")])
+    crlf = tmp_path / "crlf.txt"
+    crlf.write_bytes(b"A dog.\r\n\r\nA cat.\r\n")                       # Windows endings read like plain ones
+    with pytest.raises(ValueError, match=r"line 2 is empty"):
+        embed_main(["--input", str(crlf)])

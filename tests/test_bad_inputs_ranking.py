@@ -173,3 +173,57 @@ def test_prompt_longer_than_the_model_positions_is_refused():
 def test_monotonicity_refuses_nan_similarities():
     from sentemb_lit.decoding import monotonicity
     with pytest.raises(ValueError, match="S .* NaN or inf"): monotonicity(np.full((2, 3, 3), np.nan))
+
+
+# =====================================================================================================
+# sentemb_lit.ranking: empty inputs, lengths, flags (helper H2's block; decoding cases stay above)
+# =====================================================================================================
+
+def test_listmle_loss_refuses_zero_rows():
+    "0 rows gave a NaN mean; every reduction now refuses them, naming the argument and its shape."
+    for reduction in ("mean", "sum", "none"):
+        with pytest.raises(ValueError, match=r"scores has no rows \(shape \(0, 4\)\)"):
+            R.listmle_loss(torch.zeros(0, 4), torch.zeros(0, 4), reduction=reduction)
+
+
+@pytest.mark.parametrize("kw, err, msg", [
+    (dict(max_length=0), ValueError, "max_length=0 is too small: the tokenizer adds 2 special"),
+    (dict(max_length=1), ValueError, "max_length=1 is too small"),
+    (dict(max_length="32"), TypeError, "max_length must be a positive int, got str"),
+    (dict(max_length=10_000), ValueError, "max_length=10000 exceeds the 128 positions"),
+])
+def test_chain_loss_max_length(models, kw, err, msg):
+    st, te, tok = models
+    with pytest.raises(err, match=msg): R.chain_loss(st, te, tok, ["A dog runs.", "A cat sleeps."], **kw)
+
+
+@pytest.mark.parametrize("kw, err, msg", [
+    (dict(epochs=0), ValueError, "epochs must be a positive int, got 0"),
+    (dict(n_steps=0), ValueError, "n_steps must be a positive int or None, got 0"),
+    (dict(max_length=0), ValueError, "max_length must be a positive int, got 0"),
+    (dict(mlp="yes"), TypeError, "mlp must be True or False, got 'yes'"),
+    (dict(tau=-0.05), ValueError, "tau must be a finite number > 0, got -0.05"),
+    (dict(omega=float("nan")), ValueError, "omega must be a finite number >= 0, got nan"),
+])
+def test_posttrain_counts_and_flags(tmp_path, kw, err, msg):
+    "Checked before a model is loaded or a file written."
+    with pytest.raises(err, match=msg):
+        R.posttrain(CH, tmp_path / "run", student=tiny_bert(seed=0), **kw)
+    assert not (tmp_path / "run").exists()
+
+
+def test_rank_student_arguments():
+    enc, _ = tiny_bert(seed=0)
+    with pytest.raises(ValueError, match="Unknown pooling 'max'; choose one of"): R.RankStudent(enc, "max")
+    with pytest.raises(TypeError, match="mlp must be True or False, got 1"): R.RankStudent(enc, "cls", mlp=1)
+
+
+def test_shared_cosine_keeps_the_numbers():
+    "ranking now uses losses._cos_matrix: bit-identical to the former F.normalize product on non-zero rows."
+    import torch.nn.functional as F
+    from sentemb_lit.losses import _cos_matrix
+    z = torch.randn(5, 8, generator=torch.Generator().manual_seed(1), dtype=torch.float32) * 2
+    assert torch.equal(R._cos_matrix(z, z), F.normalize(z, dim=-1) @ F.normalize(z, dim=-1).T)
+    assert R._cos_matrix is _cos_matrix
+    z[0] = 0
+    assert R._cos_matrix(z, z)[0].abs().max() == 0 and R._cos_matrix(z, z)[:, 0].abs().max() == 0
