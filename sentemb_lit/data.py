@@ -11,11 +11,12 @@ from typing import Mapping, Sequence
 from urllib.parse import urlparse
 import numpy as np
 from .io import CorruptFileError, atomic_write_json, atomic_write_text, exclusive
+from .checks import check_choice, check_flag, check_type
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'STS_TASKS', 'STS_VARIANTS', 'STS_SPLITS', 'STS_SIZES', 'STS_HEADER', 'HUB_STS', 'HUB_SPLITS',
-           'HUB_PROBE_TIMEOUT', 'FETCH_MANIFEST', 'CORPORA', 'data_root', 'check_sentences', 'STSData', 'load_sts',
-           'load_corpus', 'training_corpus', 'fetch_data', 'fetch_data_main']
+           'HUB_PROBE_TIMEOUT', 'FETCH_MANIFEST', 'CORPORA', 'data_root', 'STSData', 'load_sts', 'load_corpus',
+           'training_corpus', 'fetch_data', 'fetch_data_main', 'check_sentences']
 
 # %% ../nbs/00_data.ipynb #c005
 DATA_ENV = "SENTEMB_DATA"
@@ -25,9 +26,8 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
     source = "the `root` argument"
     if root is None:
         root, source = os.environ.get(DATA_ENV), f"${DATA_ENV}"
-    elif not isinstance(root, (str, os.PathLike)):
-        raise TypeError(f"root must be a path (str or os.PathLike), got {type(root).__name__}: {root!r}")
-    elif not str(root).strip(): raise ValueError(f"root {root!r} is an empty path; pass a folder or None")
+    elif not str(check_type(root, "root", (str, os.PathLike), "a path (str or os.PathLike)")).strip():
+        raise ValueError(f"root {root!r} is an empty path; pass a folder or None")
     if not root:
         raise FileNotFoundError(f"No data root: pass root=... or set the environment variable {DATA_ENV} "
                                 f"to the folder holding sts/, sts_senteval/, corpus/ (see `fetch_data`).")
@@ -38,19 +38,8 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
     return path
 
 # %% ../nbs/00_data.ipynb #c008
-def check_sentences(sentences, what: str = "sentences") -> list[str]:
-    "Validate a non-empty list of non-empty strings and return it as a list."
-    if isinstance(sentences, (str, bytes)):
-        raise TypeError(f"{what} must be a list of strings, not a single {type(sentences).__name__}")
-    try: sentences = list(sentences)
-    except TypeError: raise TypeError(f"{what} must be a list of strings, got {type(sentences).__name__}") from None
-    if not sentences: raise ValueError(f"{what} is empty: nothing to encode")
-    for i, s in enumerate(sentences):
-        if not isinstance(s, str):
-            raise TypeError(f"{what}[{i}] is {type(s).__name__}, not str: {s!r}")
-        if not s.strip():
-            raise ValueError(f"{what}[{i}] is an empty or whitespace-only string")
-    return sentences
+from .checks import check_sentences
+_all_ = ["check_sentences"]
 
 # %% ../nbs/00_data.ipynb #c011
 STS_TASKS = ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")
@@ -83,6 +72,45 @@ class STSData:
     def __repr__(self):
         subs = f", {len(set(self.subsets))} subsets" if self.subsets else ""
         return f"STSData({self.task}/{self.split}, {self.variant}, {len(self)} pairs{subs})"
+
+# %% ../nbs/00_data.ipynb #ic01
+def _check_task(task: str, split: str, variant: str):
+    "A known STS task, one of its splits, and a known text variant."
+    for name, value in (("task", task), ("split", split), ("variant", variant)):
+        check_type(value, name, str)
+    check_choice(task, "STS task", STS_TASKS)
+    if split not in STS_SPLITS[task]: raise ValueError(f"{task} has no split {split!r}; it has {STS_SPLITS[task]}")
+    check_choice(variant, "variant", STS_VARIANTS)
+
+# %% ../nbs/00_data.ipynb #ic03
+def _check_corpus_names(names) -> tuple[str, ...]:
+    "A non-empty list of known corpus names (a single name is a list of one), every name checked before any read."
+    if isinstance(names, str): names = (names,)
+    try: names = tuple(names)
+    except TypeError: raise TypeError(f"names must be a list of corpus names, got {type(names).__name__}") from None
+    if not names: raise ValueError("names is empty: choose corpora from " + ", ".join(CORPORA))
+    for n in names: check_choice(n, "corpus", CORPORA)
+    return names
+
+# %% ../nbs/00_data.ipynb #ic05
+def _check_fetch_args(out_dir, tasks, sources, verbose) -> tuple[Path, tuple[str, ...], dict[str, str]]:
+    "fetch_data's arguments: a folder, known task names, a mapping task -> hub id or local folder, a flag."
+    if not isinstance(out_dir, (str, os.PathLike)) or not str(out_dir).strip():
+        raise TypeError(f"out_dir must be a folder path, got {out_dir!r}")
+    tasks = (tasks,) if isinstance(tasks, str) else tasks
+    try: tasks = tuple(dict.fromkeys(tasks))
+    except TypeError: raise TypeError(f"tasks must be a list of task names, got {tasks!r}") from None
+    if not tasks: raise ValueError(f"tasks is empty: choose from {STS_TASKS}")
+    bad = [t for t in tasks if t not in STS_TASKS]
+    if bad: raise ValueError(f"Unknown STS task(s) {bad} in tasks; choose from {STS_TASKS}")
+    if sources is not None and not isinstance(sources, Mapping):
+        raise TypeError(f"sources must map task names to hub ids or folders, got {type(sources).__name__}")
+    for t, src in (sources or {}).items():
+        if t not in STS_TASKS: raise ValueError(f"sources names an unknown task {t!r}; choose from {STS_TASKS}")
+        if not isinstance(src, (str, os.PathLike)) or not str(src).strip():
+            raise ValueError(f"sources[{t!r}] must be a hub id or a folder, got {src!r}")
+    check_flag(verbose, "verbose")
+    return Path(out_dir).expanduser(), tasks, HUB_STS | {t: str(s) for t, s in (sources or {}).items()}
 
 # %% ../nbs/00_data.ipynb #c014
 def _decode_lines(path, data: bytes) -> list[str]:
@@ -159,14 +187,6 @@ def _read_subsets(root: Path, rel_file: str, n_rows: int) -> list[str] | None:
     return subsets
 
 # %% ../nbs/00_data.ipynb #c016
-def _check_task(task: str, split: str, variant: str):
-    for name, value in (("task", task), ("split", split), ("variant", variant)):
-        if not isinstance(value, str): raise TypeError(f"{name} must be a str, got {type(value).__name__}: {value!r}")
-    if task not in STS_TASKS: raise ValueError(f"Unknown STS task {task!r}; choose one of {STS_TASKS}")
-    if split not in STS_SPLITS[task]: raise ValueError(f"{task} has no split {split!r}; it has {STS_SPLITS[task]}")
-    if variant not in STS_VARIANTS:
-        raise ValueError(f"Unknown variant {variant!r}; choose one of {tuple(STS_VARIANTS)}")
-
 def _sts_filename(task: str, split: str) -> str:
     return f"{task}.tsv" if task in STS_TASKS[:5] else f"{task}_{split}.tsv"
 
@@ -295,9 +315,7 @@ def _read_gzip_lines(path: Path) -> list[str]:
 
 def load_corpus(name: str, root=None) -> list[str]:
     "One unlabeled corpus: stripped, de-duplicated (first appearance kept), no empty lines."
-    if not isinstance(name, str) or name not in CORPORA:
-        raise ValueError(f"Unknown corpus {name!r}; choose one of {tuple(CORPORA)}")
-    spec = CORPORA[name]
+    spec = CORPORA[check_choice(name, "corpus", CORPORA)]
     if isinstance(spec, tuple):
         d = load_sts(*spec, root=root if root is not None else data_root())
         return _dedupe(s for pair in zip(d.sentences1, d.sentences2) for s in pair)
@@ -309,13 +327,8 @@ def load_corpus(name: str, root=None) -> list[str]:
 def training_corpus(names: Sequence[str] = ("wiki1m_head", "wiki1m_supergen", "sickr_train"), root=None,
                     verbose: bool = False) -> list[str]:
     "The union of several corpora, de-duplicated across them; `verbose` prints the counts."
-    if isinstance(names, str): names = (names,)
-    try: names = tuple(names)
-    except TypeError: raise TypeError(f"names must be a list of corpus names, got {type(names).__name__}") from None
-    if not names: raise ValueError("names is empty: choose corpora from " + ", ".join(CORPORA))
-    for n in names:                                   # every name checked before any file is read
-        if not isinstance(n, str) or n not in CORPORA:
-            raise ValueError(f"Unknown corpus {n!r}; choose one of {tuple(CORPORA)}")
+    names = _check_corpus_names(names)
+    check_flag(verbose, "verbose")
     parts = {n: load_corpus(n, root) for n in names}
     merged = _dedupe(s for n in names for s in parts[n])
     if verbose:
@@ -340,28 +353,11 @@ def _old_manifest(path: Path) -> tuple[dict, dict]:
     parts = [old.get(k) if isinstance(old, dict) else None for k in ("written", "skipped")]
     return tuple(p if isinstance(p, dict) else {} for p in parts)
 
-def _check_fetch_args(out_dir, tasks, sources) -> tuple[Path, tuple[str, ...], dict[str, str]]:
-    if not isinstance(out_dir, (str, os.PathLike)) or not str(out_dir).strip():
-        raise TypeError(f"out_dir must be a folder path, got {out_dir!r}")
-    tasks = (tasks,) if isinstance(tasks, str) else tasks
-    try: tasks = tuple(dict.fromkeys(tasks))
-    except TypeError: raise TypeError(f"tasks must be a list of task names, got {tasks!r}") from None
-    if not tasks: raise ValueError(f"tasks is empty: choose from {STS_TASKS}")
-    bad = [t for t in tasks if t not in STS_TASKS]
-    if bad: raise ValueError(f"Unknown STS task(s) {bad} in tasks; choose from {STS_TASKS}")
-    if sources is not None and not isinstance(sources, Mapping):
-        raise TypeError(f"sources must map task names to hub ids or folders, got {type(sources).__name__}")
-    for t, src in (sources or {}).items():
-        if t not in STS_TASKS: raise ValueError(f"sources names an unknown task {t!r}; choose from {STS_TASKS}")
-        if not isinstance(src, (str, os.PathLike)) or not str(src).strip():
-            raise ValueError(f"sources[{t!r}] must be a hub id or a folder, got {src!r}")
-    return Path(out_dir).expanduser(), tasks, HUB_STS | {t: str(s) for t, s in (sources or {}).items()}
-
 # %% ../nbs/00_data.ipynb #c032
 def fetch_data(out_dir, tasks: Sequence[str] = STS_TASKS, sources: Mapping[str, str] | None = None,
                verbose: bool = True) -> dict:
     "Write `out_dir/sts/` (original text) for `tasks` from the hub or `sources`; returns the manifest."
-    out, tasks, sources = _check_fetch_args(out_dir, tasks, sources)
+    out, tasks, sources = _check_fetch_args(out_dir, tasks, sources, verbose)
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / FETCH_MANIFEST):
         written, skipped = _old_manifest(out / FETCH_MANIFEST)

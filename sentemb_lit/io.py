@@ -4,10 +4,12 @@
 
 # %% ../nbs/05_io.ipynb #c002
 from __future__ import annotations
-import ast, contextlib, dataclasses, errno, fcntl, hashlib, importlib.util, json, math, os, shutil, tempfile, time, warnings
+import ast, contextlib, dataclasses, errno, fcntl, hashlib, importlib.util, json, math, os, shutil, tempfile, time
+import warnings
 from pathlib import Path
 from typing import Callable
 import numpy as np
+from .checks import check_number, check_type
 
 # %% auto #0
 __all__ = ['atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'remove_stale_tmp', 'atomic_write_dir',
@@ -39,7 +41,7 @@ def _atomic_write(path, write: Callable[[Path], None]) -> Path:
 # %% ../nbs/05_io.ipynb #c007
 def atomic_write_text(path, text: str) -> Path:
     "Write `text` to `path` atomically."
-    if not isinstance(text, str): raise TypeError(f"text must be a str, got {type(text).__name__}")
+    check_type(text, "text", str)
     return _atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 # %% ../nbs/05_io.ipynb #26136649
@@ -145,7 +147,7 @@ def repair_jsonl_tail(path) -> str | None:
 # %% ../nbs/05_io.ipynb #c018
 def append_jsonl(path, record: dict) -> None:
     "Append `record` as one complete line (torn tail repaired first; one write on O_APPEND, then fsync)."
-    if not isinstance(record, dict): raise TypeError(f"record must be a dict, got {type(record).__name__}")
+    check_type(record, "record", dict)
     try: line = (json.dumps(record, allow_nan=False, default=_json_default) + "\n").encode("utf-8")
     except ValueError as e: raise ValueError(f"{path}: record is not finite JSON ({e})") from None
     path = Path(path)
@@ -165,7 +167,7 @@ class LockedError(RuntimeError):
 @contextlib.contextmanager
 def exclusive(path, wait: float = 0.0):
     "Hold an exclusive lock on `<path>.lock` inside the `with` block; `LockedError` if another holder has it."
-    if not isinstance(wait, (int, float)) or wait < 0: raise ValueError(f"wait must be seconds >= 0, got {wait!r}")
+    wait = check_number(wait, "wait", ge=0, what="seconds")
     lock = Path(str(path) + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
