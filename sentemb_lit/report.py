@@ -272,6 +272,15 @@ def _results_of(run_dir: Path, statuses: list[dict]) -> list[dict]:
             for p in keep]
 
 # %% ../nbs/92_report.ipynb #c034
+def _meta_lists(meta: dict) -> list[str]:
+    "A results file's stated deviations from the paper and the parts still to run, as Markdown lists."
+    out = []
+    if meta.get("deviations"):
+        out += ["**Deviations from the paper**", ""] + [f"- {d}" for d in meta["deviations"]] + [""]
+    if meta.get("needs_rerun"):
+        out += [f"**Needs rerun** (not computed by this run): {', '.join(meta['needs_rerun'])}", ""]
+    return out
+
 def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
                  title: str | None = None) -> str:
     "REPORT.md for one paper's run: verdicts first, each table once, figures inline, NOTES.md linked."
@@ -284,8 +293,9 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
     out = [f"# {title or paper}: reproduction report ({profile})", "",
            f"Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d} by `sentemb-lit reproduce` on "
            f"{platform.machine()} / {os.cpu_count()} CPUs. Record: `{shown}` (executed notebooks, results JSON). "
-           "Paper numbers: [claims.csv](claims.csv)" + notes,
-           "", "## Verdicts", "",
+           "Paper numbers: [claims.csv](claims.csv)" + notes, ""]
+    out += [f"> {r['meta']['summary']}\n" for r in results if r.get("meta", {}).get("summary")]
+    out += ["## Verdicts", "",
            "Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not "
            "hold* when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no "
            "interval.", ""]
@@ -294,6 +304,7 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
     for res in results:
         where = f" (`{res['_where']}/`)" if res["_where"] != "." else ""
         out += ["", f"## {res['name']}{where}", ""] + measured_tables(res["rows"], claims)
+        out += _meta_lists(res.get("meta", {}))
     figures = sorted(p for p in run_dir.glob("*.png")) + sorted(run_dir.glob("*/*.png"))
     if figures: out += ["## Figures", ""] + [f"![{p.stem}]({rel}/{p.relative_to(run_dir).as_posix()})" for p in figures]
     return "\n".join(out).rstrip() + "\n"
