@@ -90,6 +90,7 @@ def _check_states(x, name: str, width: int | None = None, like: torch.Tensor | N
         want = tuple(like.shape) if like is not None else f"[B, L, {width}]"
         raise ValueError(f"{name} must have shape {want}, got {_kind(x)}")
 
+# %% ../nbs/11_cross_attention.ipynb #c006o
 def _check_layer_args(layer, hidden, ext_mask=None, name: str = "hidden", layer_name: str = "layer"):
     "A BERT-family layer, hidden states of its width, and optionally the extended mask M [B, 1, 1, L]."
     try:
@@ -104,6 +105,7 @@ def _check_layer_args(layer, hidden, ext_mask=None, name: str = "hidden", layer_
         raise ValueError(f"ext_mask must be the [B, 1, 1, L] = {(hidden.shape[0], 1, 1, hidden.shape[1])} output of "
                          f"extended_attention_mask, got {_kind(ext_mask)}")
 
+# %% ../nbs/11_cross_attention.ipynb #c006p
 def _check_context_args(probs, values):
     for x, name in ((probs, "probs"), (values, "values")):
         if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() != 4:
@@ -160,6 +162,7 @@ def _check_interval(k, n_layers):
         raise ValueError(f"CAEL interval k={k} must divide the number of layers ({n_layers}); "
                          f"valid values: {valid} or None")
 
+# %% ../nbs/11_cross_attention.ipynb #c010d
 def _warn_degenerate(cfg):
     if cfg.k is None or cfg.expose != "last" or cfg.injection == "propagate":
         return
@@ -211,6 +214,7 @@ def _has_bert_layers(t) -> bool:
         return False
     return all(p is not None for p in parts)
 
+# %% ../nbs/11_cross_attention.ipynb #c015a2
 def _check_encoder(t, name: str):
     if not _has_bert_layers(t):
         raise TypeError(f"{name} must be a BERT-family encoder (e.g. transformers BertModel / RobertaModel) with "
@@ -248,6 +252,7 @@ def _check_ids(name, x, ref_shape=None):
     if ref_shape is not None and x.shape != ref_shape:
         raise ValueError(f"{name} must have the same shape as input_ids {tuple(ref_shape)}, got {_describe(x)}")
 
+# %% ../nbs/11_cross_attention.ipynb #c015c2
 def _check_inputs(model, input_ids, attention_mask, token_type_ids) -> torch.Tensor:
     "Validate [B, L] ids / mask / token types against the model; returns the attention mask (all ones if None)."
     _check_ids("input_ids", input_ids)
@@ -276,6 +281,7 @@ def _check_flag(value, name: str):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
 
+# %% ../nbs/11_cross_attention.ipynb #c015d2
 def _lockstep_inputs(tower1, tower2, input_ids, attention_mask, token_type_ids, cael, cael_k, injection, expose,
                      flags: dict):
     "Validate a lockstep call: (config, CAEL layers, input_ids, attention_mask, token_type_ids) on the towers' device."
@@ -335,12 +341,14 @@ def _propagate_step(j, where, layers, h, c, ext_mask, probs):
         c = cross_stream_step(layers, c, ext_mask, j in where)
     return _main_step(layers, h, ext_mask, probs), c
 
+# %% ../nbs/11_cross_attention.ipynb #c015i2
 def _side_step(j, where, layers, h, c, ext_mask, probs):
     "Main streams by F^j; at a CAEL layer a side state s^j_t = G^j_t(h^{j-1}_t, h^{j-1}_other), never propagated."
     if j in where:
         c = tuple(cross_attention_layer(layers[t], h[t], layers[1 - t], h[1 - t], ext_mask, probs[t]) for t in (0, 1))
     return _main_step(layers, h, ext_mask, probs), c
 
+# %% ../nbs/11_cross_attention.ipynb #c015i3
 def _add_step(j, where, layers, h, c, ext_mask, probs):
     "At a CAEL layer the cross context joins the tower's own: h^j_t = finish(CT^j_t + CACT^j_t; h^{j-1}_t), c = h^j."
     if j not in where:
@@ -474,6 +482,7 @@ def _check_energy_args(model, tokenizer, kind, batch_size, max_length, show_prog
     _check_positive_int(max_length, "max_length", 2)
     _check_flag(show_progress, "show_progress")
 
+# %% ../nbs/11_cross_attention.ipynb #c034d2
 def _check_right_padded(am: torch.Tensor, kind: str):
     if (am[:, 0] == 0).any():
         raise ValueError("CLS energy needs right padding (CLS at position 0); set tokenizer.padding_side = 'right'")

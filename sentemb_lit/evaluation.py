@@ -87,6 +87,7 @@ def as_encode(encoder) -> Callable:
     if callable(encoder): return encoder
     raise TypeError(f"encode must be callable or have .encode(list[str]); got a {type(encoder).__name__}")
 
+# %% ../nbs/02_evaluation.ipynb #c010a
 def _embed_unique(encode: Callable, sentences: list[str]) -> dict[str, np.ndarray]:
     unique = list(dict.fromkeys(sentences))
     out = encode(unique)
@@ -189,6 +190,7 @@ def _check_tasks(tasks) -> tuple:
     if bad: raise ValueError(f"Unknown STS task(s) {bad}; choose from {STS_TASKS}")
     return tasks
 
+# %% ../nbs/02_evaluation.ipynb #c013c
 def _check_eval_args(tasks, aggregation, encode, limit) -> tuple[tuple, Callable]:
     tasks = _check_tasks(tasks)
     if aggregation not in AGGREGATIONS:
@@ -219,6 +221,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
     if (n == 0).any(): raise ValueError("zero embedding: cannot normalise")
     return x / n
 
+# %% ../nbs/02_evaluation.ipynb #c021a
 def alignment_uniformity(encode: Callable, threshold: float = 4.0, variant: str = "original", root=None,
                          t: float = 2.0) -> dict:
     "Alignment over STS-B test pairs with gold ≥ threshold and uniformity over all STS-B test sentences."

@@ -28,6 +28,7 @@ def positive_index(n_rows: int) -> torch.Tensor:
         raise ValueError(f"n_rows: a two-view batch has an even number of rows ≥ 2, got {n_rows!r}")
     return torch.arange(n_rows) ^ 1
 
+# %% ../nbs/12_jtcse.ipynb #c005b
 def two_view_batch(tokenizer, sentences, max_length: int = 32) -> dict:
     "Tokenize B sentences into a 2B-row batch (rows 2k, 2k+1 = sentence k), padded to the longest sentence."
     sentences = check_sentences(sentences)
@@ -86,6 +87,7 @@ class EncoderProtocolMixin:
         if single: e = e[0]
         return torch.from_numpy(e) if opts["tensor"] else e
 
+# %% ../nbs/12_jtcse.ipynb #c007d
 def _as_matrix(x, name: str) -> torch.Tensor:
     t = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x, dtype=torch.float32)
     if t.dim() == 1: t = t[None]
@@ -102,13 +104,15 @@ def _check_tower(m, name):
         raise TypeError(f"{name} must be a transformers PreTrainedModel, got {type(m).__name__}")
     if getattr(m.config, "is_decoder", False): raise ValueError(f"{name} must be a bidirectional encoder")
 
+# %% ../nbs/12_jtcse.ipynb #c008b
 from .training import atomic_write_dir as _atomic_save   # temp sibling + rename: never half a checkpoint
 
 class TwinTowerEncoder(EncoderProtocolMixin, nn.Module):
     "Two encoders of one tokenizer; the sentence embedding is the sum of their CLS last hidden states."
     def __init__(self, tower_1, tower_2, tokenizer, max_length: int = 128):
         super().__init__()
-        _check_tower(tower_1, "tower_1"); _check_tower(tower_2, "tower_2")
+        _check_tower(tower_1, "tower_1")
+        _check_tower(tower_2, "tower_2")
         h1, h2 = tower_1.config.hidden_size, tower_2.config.hidden_size
         if h1 != h2:
             raise ValueError(f"the towers' hidden sizes differ ({h1} vs {h2}): their CLS vectors cannot be added")
@@ -150,7 +154,8 @@ class TwinTowerEncoder(EncoderProtocolMixin, nn.Module):
         "Write tower_1/, tower_2/ (standard HF folders with the tokenizer) and twin_config.json into `folder`."
         folder = Path(folder)
         for i, t in enumerate(self.towers, 1):
-            t.save_pretrained(folder / f"tower_{i}"); self.tokenizer.save_pretrained(folder / f"tower_{i}")
+            t.save_pretrained(folder / f"tower_{i}")
+            self.tokenizer.save_pretrained(folder / f"tower_{i}")
         (folder / TWIN_CONFIG).write_text(json.dumps({"format": "sentemb_lit.TwinTowerEncoder", "version": 1,
             "towers": ["tower_1", "tower_2"], "pooling": "cls", "combine": "sum",
             "max_length": self.max_length}, indent=1))
@@ -248,6 +253,7 @@ class TwinTowerModel(PreTrainedModel):
         return BaseModelOutput(last_hidden_state=self.tower_1(**kw).last_hidden_state
                                + self.tower_2(**kw).last_hidden_state)
 
+# %% ../nbs/12_jtcse.ipynb #c013c
 AutoConfig.register(TwinTowerConfig.model_type, TwinTowerConfig, exist_ok=True)
 AutoModel.register(TwinTowerConfig, TwinTowerModel, exist_ok=True)
 
@@ -257,6 +263,7 @@ from .cross_attention import CAELConfig, INJECTIONS, lockstep_forward, cls_energ
 
 VARIANTS = ("simcse", "tncse", "jtcse", "distill")
 
+# %% ../nbs/12_jtcse.ipynb #c017b
 @dataclass
 class JTCSEConfig:
     "Everything that distinguishes one training run from another."
@@ -328,6 +335,7 @@ class JTCSEConfig:
     def twin(self) -> bool: return self.variant in ("tncse", "jtcse")
     def to_dict(self) -> dict: return asdict(self)
 
+# %% ../nbs/12_jtcse.ipynb #c017c
 def official_config(variant: str, n_layers: int = 12, **overrides) -> JTCSEConfig:
     "The official code's defaults (BERT-base; notes §2.6) for a variant; the CAEL count 6 gives k = n_layers / 6."
     base = dict(batch_size=64, max_length=64, temperature=0.05, weight_decay=0.01, eval_every=100, ckpt_every=100,
@@ -352,6 +360,7 @@ def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed
     order = np.random.default_rng([data_seed, epoch]).permutation(n)
     return [corpus[i] for i in order[pos * batch_size:(pos + 1) * batch_size]]
 
+# %% ../nbs/12_jtcse.ipynb #c020b
 def make_batch_at(corpus: Sequence[str], tokenizer, config: JTCSEConfig) -> Callable[[int], dict]:
     "batch_at(step) for `fit`: a 2B-row batch for the contrastive variants, a plain B-row batch for `distill`."
     corpus = check_sentences(list(corpus), "corpus")
@@ -396,6 +405,7 @@ def set_dropout(model: nn.Module, p: float) -> nn.Module:
     if cfg is not None: cfg.hidden_dropout_prob = cfg.attention_probs_dropout_prob = p
     return model
 
+# %% ../nbs/12_jtcse.ipynb #c023b
 def _cls(out) -> torch.Tensor: return out.last_hidden_state[:, 0]
 
 def twin_outputs(twin: TwinTowerEncoder, batch: dict, config: JTCSEConfig) -> dict:
@@ -409,6 +419,7 @@ def twin_outputs(twin: TwinTowerEncoder, batch: dict, config: JTCSEConfig) -> di
                            batch.get("token_type_ids"), cael_k=config.cael_every, injection=config.cael_injection)
     return dict(L1=out.L1, L2=out.L2, P1=out.P1, P2=out.P2, C1=out.C1, C2=out.C2)
 
+# %% ../nbs/12_jtcse.ipynb #c023c
 def _check_head(config: JTCSEConfig, model, head) -> None:
     if not config.mlp_only_train:
         if head is not None: raise ValueError(f"a head is only used with mlp_only_train (variant {config.variant!r})")
@@ -423,6 +434,7 @@ def _finite(*xs) -> bool: return all(x is None or bool(torch.isfinite(x).all()) 
 def _nan_loss(ref: torch.Tensor) -> tuple:
     return (ref.sum() * float("nan")), {"nonfinite_forward": 1.0}
 
+# %% ../nbs/12_jtcse.ipynb #c023d
 def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncoder | None = None,
                  head: SimCSEHead | None = None) -> Callable:
     """loss_fn(batch, step) -> (loss, {term: float}) for `fit`. model: a tower (simcse, distill) or a
@@ -483,27 +495,34 @@ def prepare_model(model: nn.Module, config: JTCSEConfig) -> nn.Module:
         if config.freeze_word_embeddings: t.get_input_embeddings().weight.requires_grad_(False)
     return model
 
+# %% ../nbs/12_jtcse.ipynb #c027b
 def inference_encoder(model: nn.Module, tokenizer=None, max_length: int = 128, batch_size: int = 64) -> Callable:
     "list[str] -> np.ndarray with the model's inference embedding: twin CLS sum, or a single tower's CLS."
     if isinstance(model, TwinTowerEncoder): return lambda s: model.encode(s, batch_size=batch_size)
     if tokenizer is None: raise ValueError("tokenizer: a single tower needs its tokenizer, got None")
     return SentenceEncoder(model, tokenizer, "cls", batch_size=batch_size, max_length=max_length, show_progress=False)
 
+# %% ../nbs/12_jtcse.ipynb #c027c
 def save_model(model: nn.Module, tokenizer, folder) -> None:
     "Write a twin (tower_1/, tower_2/, twin_config.json) or a single tower (an HF folder) into `folder`."
     folder = Path(folder)
     if isinstance(model, TwinTowerEncoder): model.write_to(folder)
-    else: model.save_pretrained(folder); tokenizer.save_pretrained(folder)
+    else:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
 
+# %% ../nbs/12_jtcse.ipynb #c027d
 def load_model(folder, device=None):
     "(model, tokenizer) from `save_model`'s folder: a TwinTowerEncoder or a single encoder."
     if not isinstance(folder, (str, Path)): raise TypeError(f"folder must be a path, got {type(folder).__name__}")
     folder = Path(folder)
     if (folder / TWIN_CONFIG).is_file():
-        twin = TwinTowerEncoder.from_pretrained(folder, device=device); return twin, twin.tokenizer
+        twin = TwinTowerEncoder.from_pretrained(folder, device=device)
+        return twin, twin.tokenizer
     if not (folder / "config.json").is_file(): raise FileNotFoundError(f"{folder} holds no saved model")
     return load_encoder(str(folder), device=device)
 
+# %% ../nbs/12_jtcse.ipynb #c027e
 def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str], out_dir, teacher=None,
           dev_limit: int | None = None, dev_variant: str = "original", root=None, progress: bool = True,
           stop_after: int | None = None, desc: str | None = None) -> FitResult:
@@ -516,7 +535,8 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
     enc = inference_encoder(model, tokenizer)
     evaluate = (lambda: evaluate_dev(enc, tasks=("stsb",), variant=dev_variant, root=root, limit=dev_limit)["stsb"]) \
         if config.eval_every else None
-    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
     modules = {"model": model}
     if config.mlp_only_train:                      # trained and checkpointed with the tower, never saved with it
@@ -538,11 +558,13 @@ from .data import load_sts, STS_TASKS, STS_VARIANTS, DATA_ENV, data_root
 TRAIN_CODE = ("losses", "cross_attention", "jtcse", "training", "models")   # cross_attention: with CAEL only
 EVAL_CODE = ("evaluation", "models", "jtcse")
 
+# %% ../nbs/12_jtcse.ipynb #c030c1
 def model_fingerprint(model: nn.Module) -> str:
     "SHA-256 of every tensor of a tower's or twin's state dict (names, dtypes, shapes, values)."
     if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch module, got {type(model).__name__}")
     return fingerprint({k: v for k, v in model.state_dict().items()})
 
+# %% ../nbs/12_jtcse.ipynb #c030c2
 def sts_fingerprint(tasks=STS_TASKS, variant: str = "senteval", split: str = "test", root=None) -> str:
     """SHA-256 of the STS data an evaluation reads: the variant's files under the data root (memoised on their size
     and time) or, from the hub, the loaded sentences, gold scores and subsets of every task."""
@@ -556,6 +578,7 @@ def sts_fingerprint(tasks=STS_TASKS, variant: str = "senteval", split: str = "te
         return fingerprint({"tasks": tasks, "variant": variant, "split": split, "files": files})
     return _hub_sts_fingerprint(tasks, variant, split)
 
+# %% ../nbs/12_jtcse.ipynb #c030c3
 @functools.lru_cache(maxsize=16)
 def _hub_sts_fingerprint(tasks, variant, split) -> str:
     data = [load_sts(t, split if t in ("stsb", "sickr") else "test", variant) for t in tasks]
@@ -667,13 +690,15 @@ def inference_macs(model: nn.Module, seq_len: int = 64, batch_size: int = 1) -> 
     ids = torch.full((batch_size, seq_len), 100, dtype=torch.long, device=next(towers[0].parameters()).device)
     mapping = {op: _sdpa_flops for name in ("_scaled_dot_product_flash_attention_for_cpu",)
                if (op := getattr(torch.ops.aten, name, None)) is not None}
-    was = model.training; model.eval()
+    was = model.training
+    model.eval()
     try:
         with FlopCounterMode(display=False, custom_mapping=mapping) as fc, torch.no_grad():
             model(input_ids=ids, attention_mask=torch.ones_like(ids))
     finally: model.train(was)
     return fc.get_total_flops() // 2
 
+# %% ../nbs/12_jtcse.ipynb #c032b
 def bert_macs(config, seq_len: int = 64, pooler: bool = True) -> int:
     "The closed form above for one BERT-style tower."
     if not all(hasattr(config, a) for a in ("hidden_size", "intermediate_size", "num_hidden_layers")):
@@ -693,6 +718,7 @@ def model_cls_energy(model: nn.Module, tokenizer, sentences, max_length: int = 6
                    for t in towers], axis=0)
     return {"mean": float(per.mean()), "last": float(per[-1]), "per_layer": [float(x) for x in per]}
 
+# %% ../nbs/12_jtcse.ipynb #c035b
 def energy_sts_correlation(energies: Sequence[float], sts: Sequence[float]) -> dict:
     "Pearson and Spearman between E_CLS and the STS average over checkpoints (≥ 3 needed)."
     from scipy.stats import pearsonr, spearmanr
@@ -703,6 +729,7 @@ def energy_sts_correlation(energies: Sequence[float], sts: Sequence[float]) -> d
     if not (np.isfinite(e).all() and np.isfinite(s).all()): raise ValueError("energies and sts must be finite")
     return {"pearson": float(pearsonr(e, s)[0]), "spearman": float(spearmanr(e, s)[0]), "n": int(len(e))}
 
+# %% ../nbs/12_jtcse.ipynb #c035c
 class MemoEncoder:
     "Wrap `encode(list[str]) -> [N, d]` so that each distinct sentence is encoded once across calls."
     def __init__(self, encode: Callable):

@@ -20,6 +20,7 @@ NCE_LAYOUTS = ("2b", "b")
 COS_SOURCES = ("cls", "pooler")
 NEGATIVE_COS_MODES = ("clamp", "softplus")
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006a
 def _check_tensor(x, name: str, ndim: int | None = None) -> torch.Tensor:
     "A non-empty, finite, floating-point tensor with at least one dimension (exactly `ndim` if given)."
     if not isinstance(x, torch.Tensor):
@@ -34,6 +35,7 @@ def _check_tensor(x, name: str, ndim: int | None = None) -> torch.Tensor:
         raise ValueError(f"{name} contains NaN or inf values")
     return x
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006b
 def _check_interleaved(x, name: str):
     "A [2B, d] matrix whose rows 2k, 2k+1 are the two copies of sentence k."
     if x.shape[0] % 2 or x.shape[0] < 2:
@@ -65,6 +67,7 @@ def _check_flag(value, name: str):
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006x2
 def _check_R(R, name: str = "R"):
     valid_int = isinstance(R, numbers.Integral) and not isinstance(R, bool) and R in (0, 1)
     if not (R is None or valid_int or (isinstance(R, str) and R == "both")):
@@ -88,6 +91,7 @@ _OPTION_CHECKS = {
     "weights": lambda v, n: _check_weights(v), "ictm_kw": lambda v, n: _check_ictm_kw(v),
 }
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006y2
 def _check_choice(value, name: str, choices: tuple):
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
@@ -120,6 +124,7 @@ def _as_real_tensor(x, name: str) -> torch.Tensor:
         raise TypeError(f"{name} must be a real-valued tensor, got dtype {x.dtype}")
     return x if x.is_floating_point() else x.to(torch.get_default_dtype())
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c011c
 def _check_kt(k, t) -> tuple[torch.Tensor, torch.Tensor]:
     "k >= 0 and t in [-1, 1], finite, as floating-point tensors of one dtype."
     k, t = _as_real_tensor(k, "k"), _as_real_tensor(t, "t")
@@ -158,6 +163,7 @@ def _partner(n: int, device) -> torch.Tensor:
     "Index of the other copy in the interleaved layout: i XOR 1 -> [1, 0, 3, 2, ...]."
     return torch.arange(n, device=device) ^ 1
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c023a
 def _check_nce_views(z1, z2, layout):
     "z1 [2B, d] (layout '2b') or the two views z1, z2 [B, d] (both layouts)."
     if z2 is None:
@@ -281,6 +287,7 @@ def _check_ictm_kw(kw):
     if bad:
         raise TypeError(f"unknown ICTM option(s) {bad}; valid options are {ICTM_OPTIONS}")
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c032d
 def ictm_loss(l1: torch.Tensor, l2: torch.Tensor, p1: torch.Tensor, p2: torch.Tensor,
               **kw) -> tuple[torch.Tensor, dict]:
     """ICTM (JTCSE Eq. 14): tmc_dynamic(I -> II) + tmc_dynamic(II -> I). l1, l2: [2B, d] CLS last hidden states;
@@ -301,6 +308,7 @@ TABLE_X_ABLATIONS = {
     "all": ("nce", "icnce", "ictm"),
 }
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c036a
 def _resolve_terms(terms) -> tuple[str, ...]:
     "A Table X preset name or a collection of terms -> the terms switched on, in LOSS_TERMS order."
     if isinstance(terms, str):
@@ -328,6 +336,7 @@ def _check_weights(weights):
         if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w):
             raise ValueError(f"weights[{k!r}] must be a finite real number, got {w!r}")
 
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c036b2
 def _check_jtcse_inputs(use, l1, l2, p1, p2, c1, c2):
     "l1, l2 always; p1, p2 when ICTM is on; c1, c2 (optional) when ICNCE is on."
     _check_pair(l1, l2, "l1", "l2", ndim=2, interleaved=True)

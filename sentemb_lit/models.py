@@ -106,6 +106,7 @@ def _write_marker(folder: Path) -> None:
              for p in sorted(folder.rglob("*")) if p.is_file() and p.name != CACHE_MARKER}
     (folder / CACHE_MARKER).write_text(json.dumps({"files": files}, indent=1), encoding="utf-8")
 
+# %% ../nbs/01_models.ipynb #c011a
 def verify_cache(folder) -> str | None:
     "Why the cache folder cannot be trusted (no marker; a file missing, resized or altered), or None when intact."
     folder = Path(folder)
@@ -136,6 +137,7 @@ def _tidy(target: Path) -> Path:
     shutil.rmtree(target.with_name(target.name + ".old"), ignore_errors=True)
     return target
 
+# %% ../nbs/01_models.ipynb #c011b2
 def cached_build(target, build, name: str) -> Path:
     "The verified cache folder `target`, built once by `build(tmp)` under a lock; a damaged one is rebuilt."
     if not callable(build): raise TypeError(f"build must be a function of the temporary folder, got {build!r}")
@@ -238,6 +240,7 @@ def _check_name(name, kind: str):
         raise ValueError(f"{name!r} is a registry {spec.kind.replace('_', ' ')} model, not a {kind.replace('_', ' ')}")
     return spec
 
+# %% ../nbs/01_models.ipynb #c018a
 def _from_pretrained(loader, name: str, path: str, **kw):
     try: return loader(path, **kw)
     except Exception as e:                                        # noqa: BLE001 — re-raised unless a damaged model
@@ -261,6 +264,7 @@ def check_finite(model, where: str):
             raise CorruptFileError(f"{where}: weight {pname} holds NaN or inf values; the weight files are damaged")
     return model
 
+# %% ../nbs/01_models.ipynb #c018c
 def _place(model, device, dtype=None):
     if dtype is not None: model = model.to(dtype)
     return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
@@ -294,6 +298,7 @@ def _refuse_causal(model, name):
     if arch: raise ValueError(f"{name!r} is a causal LM ({arch[0]}), not a bidirectional encoder: load it with "
                               "load_causal_lm or use sentemb_lit.prompting.PromptEncoder")
 
+# %% ../nbs/01_models.ipynb #c019e
 def load_encoder(name: str = "minilm-l6", device=None, dtype=None):
     "(model, tokenizer) of a bidirectional encoder: a registry name, a hub id or a local path."
     from transformers import AutoModel, AutoTokenizer
@@ -375,6 +380,7 @@ def _check_states(outputs, attention_mask) -> None:
         shape = tuple(attention_mask.shape) if is_tensor else type(attention_mask).__name__
         raise ValueError(f"attention_mask must be a [B, L] = {tuple(states.shape[:2])} tensor, got {shape}")
 
+# %% ../nbs/01_models.ipynb #c027a
 def pool(outputs, attention_mask: torch.Tensor, pooling: str = "cls") -> torch.Tensor:
     "Sentence vectors [B, d] from a transformers encoder output."
     if not isinstance(pooling, str) or pooling not in POOLINGS:
@@ -468,6 +474,7 @@ def sentences_of(inputs) -> tuple[list[str], bool]:
         texts.extend(b["text"] if not isinstance(b["text"], str) else [b["text"]])
     return check_sentences(texts), False
 
+# %% ../nbs/01_models.ipynb #c030c2
 def _as_matrix(x, what: str) -> np.ndarray:
     if isinstance(x, torch.Tensor): x = x.detach().float().cpu().numpy()
     try: a = np.asarray(x, dtype=np.float64)

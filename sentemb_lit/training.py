@@ -137,6 +137,7 @@ def _check_int(name: str, value, lo: int, allow_none: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < lo:
         raise ValueError(f"{name} must be an int ≥ {lo}{' or None' if allow_none else ''}, got {value!r}")
 
+# %% ../nbs/03_training.ipynb #c033a
 def shard_batch(batch, index: int, count: int):
     "Process `index`'s share of a global batch split `count` ways: tensors, lists cut on dim 0; dicts, tuples walked."
     _check_int("count", count, 1)
@@ -177,6 +178,7 @@ def _sync_grads(acc, params: list) -> None:
     flat /= acc.num_processes
     for p, g in zip(live, flat.split([p.numel() for p in live])): p.grad.copy_(g.view_as(p.grad))
 
+# %% ../nbs/03_training.ipynb #c035a
 def _broadcast_weights(acc, modules: dict) -> None:
     "Start every process from the main process's weights and buffers."
     if acc.num_processes == 1: return
@@ -204,6 +206,7 @@ def _plain(o):
     if dataclasses.is_dataclass(o) and not isinstance(o, type): return _plain(dataclasses.asdict(o))
     return f"<{type(o).__name__}>"
 
+# %% ../nbs/03_training.ipynb #c037a
 def _flat(d, prefix: str = "") -> dict:
     "Nested dicts and lists as {dotted.key: value}."
     items = d.items() if isinstance(d, dict) else enumerate(d) if isinstance(d, list) else None
@@ -231,6 +234,7 @@ def _config_dict(config) -> dict:
     if callable(getattr(config, "to_dict", None)): return config.to_dict()
     raise TypeError(f"config must be a dict, a dataclass or have .to_dict(), got {type(config).__name__}")
 
+# %% ../nbs/03_training.ipynb #c040a
 def run_config(modules: dict, optimizer, scheduler=None, processes: int = 1, config=None, **fit_args) -> dict:
     "The configuration `fit` compares on resume (plain JSON); `fit_args`: the arguments that change the result."
     groups = [{k: v for k, v in g.items() if k != "params"} | {"parameters": sum(p.numel() for p in g["params"])}
@@ -290,6 +294,7 @@ def _exclusive_run(out_dir: Path, acc):
         if error is not None: raise LockedError(error)
         yield
 
+# %% ../nbs/03_training.ipynb #c047a
 def _save_checkpoint(run: _Run) -> None:
     if not run.main: return
     atomic_torch_save({"modules": {n: m.state_dict() for n, m in run.mods.items()},
@@ -437,6 +442,7 @@ def _check_out_dir(out_dir, name: str = "out_dir") -> Path:
     if path.exists() and not path.is_dir(): raise ValueError(f"{name} {path} exists and is not a folder")
     return path
 
+# %% ../nbs/03_training.ipynb #c055a
 def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, eval_every, save_best, ckpt_every, seed,
                     on_nonfinite, max_grad_norm, stop_after, resume, shard) -> None:
     if not (isinstance(modules, Mapping) and modules and all(isinstance(m, torch.nn.Module) for m in modules.values())):
@@ -526,6 +532,7 @@ def _check_results(name, rows, findings, meta) -> None:
         for i, r in enumerate(items):
             if not isinstance(r, Mapping): raise TypeError(f"{what}[{i}] must be a dict, got {type(r).__name__}")
 
+# %% ../nbs/03_training.ipynb #c021a
 def save_results(out_dir, name: str, rows: list[dict], findings: list[dict] | None = None,
                  meta: dict | None = None) -> Path:
     "Write `<out_dir>/<name>.results.json`: measured rows {table, method, metric, value, setting} and checked findings."
@@ -545,6 +552,7 @@ def _cell(v, floatfmt: str) -> str:
     if isinstance(v, (float, np.floating)) and math.isfinite(v): return format(v, floatfmt)
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
 
+# %% ../nbs/03_training.ipynb #c024a
 def markdown_table(df, floatfmt: str = ".2f", index: bool = True) -> str:
     "A pandas DataFrame as a GitHub Markdown table."
     import pandas as pd
