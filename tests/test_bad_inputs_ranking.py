@@ -227,3 +227,33 @@ def test_shared_cosine_keeps_the_numbers():
     assert R._cos_matrix is _cos_matrix
     z[0] = 0
     assert R._cos_matrix(z, z)[0].abs().max() == 0 and R._cos_matrix(z, z)[:, 0].abs().max() == 0
+
+
+# =====================================================================================================
+# sentemb_lit.decoding: hf_guided_generate, shuffle_chains, filter_chains (helper H4's block)
+# =====================================================================================================
+
+@pytest.mark.parametrize("kw, err, msg", [
+    (dict(lam=-0.5), ValueError, r"lam must be a finite number >= 0 \(λ of Eq. 4\), got -0.5"),
+    (dict(cond_prompt=""), ValueError, "cond_prompt is an empty or whitespace-only string"),
+    (dict(neg_prompt="   "), ValueError, "neg_prompt is an empty or whitespace-only string"),
+    (dict(cond_prompt=["a prompt"]), TypeError, "cond_prompt must be a str, got list"),
+])
+def test_hf_guided_generate_bad_inputs(llama, kw, err, msg):
+    model, tok = llama
+    args = dict(cond_prompt="Rewrite: A dog runs.", neg_prompt="Rewrite: A cat sleeps.", lam=0.5, max_new_tokens=2)
+    with pytest.raises(err, match=msg): D.hf_guided_generate(model, tok, **(args | kw))
+
+
+def test_shuffle_chains_refuses_a_string_chain():
+    "A str chain would be shuffled character by character."
+    recs = [dict(chain=["x0", "a", "b"]), dict(chain="x0 a b")]
+    with pytest.raises(TypeError, match=r"recs\[1\]\['chain'\] must be a list of sentences, got str"):
+        D.shuffle_chains(recs)
+
+
+@pytest.mark.parametrize("min_repeat, err", [(0, ValueError), (-2, ValueError), ("3", ValueError)])
+def test_filter_chains_min_repeat(min_repeat, err):
+    "min_repeat=0 would flag every chain as a repeat."
+    with pytest.raises(err, match=f"min_repeat must be a positive int, got {min_repeat!r}"):
+        D.filter_chains([dict(chain=["a", "b"], stops=["eos"])], min_repeat=min_repeat)
