@@ -46,12 +46,11 @@ def _count_flops(fn) -> int:
 # %% ../nbs/91_bench.ipynb #5376fcf2
 def _twin_step(tower1, tower2, ids, mask, cael_k):
     "One lockstep training step of the twin towers (CAEL every `cael_k` layers; None: no cross-attention)."
-    from sentemb_lit.cross_attention import CAELConfig, TwinTowerCAEL
+    from sentemb_lit.cross_attention import lockstep_forward
     from sentemb_lit.losses import jtcse_loss
-    model = TwinTowerCAEL(tower1, tower2, CAELConfig(k=cael_k))
     terms = "all" if cael_k else ("nce", "icnce", "ictm")
     def step():
-        o = model(ids, mask)
+        o = lockstep_forward(tower1, tower2, ids, mask, cael_k=cael_k)
         loss, _ = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2, terms=terms)
         loss.backward()
     return step

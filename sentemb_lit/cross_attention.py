@@ -11,12 +11,13 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 from .data import check_sentences
+from .checks import check_flag, check_positive_int
 
 # %% auto #0
 __all__ = ['INJECTIONS', 'EXPOSES', 'CLS_ENERGY_KINDS', 'extended_attention_mask', 'attention_probabilities', 'layer_values',
            'weighted_context', 'finish_layer', 'self_attention_layer', 'CAELWarning', 'CAELConfig',
            'cross_attention_layer', 'cross_stream_step', 'check_towers', 'TowerOutput', 'TwinTowerOutput',
-           'lockstep_forward', 'TwinTowerCAEL', 'layer_attention', 'cls_energy', 'plot_attention_sinks']
+           'lockstep_forward', 'layer_attention', 'cls_energy', 'plot_attention_sinks']
 
 # %% ../nbs/11_cross_attention.ipynb #c006
 def extended_attention_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -276,11 +277,6 @@ def _check_inputs(model, input_ids, attention_mask, token_type_ids) -> torch.Ten
         raise ValueError(f"token_type_ids must lie in [0, {cfg.type_vocab_size})")
     return attention_mask
 
-# %% ../nbs/11_cross_attention.ipynb #c015d
-def _check_flag(value, name: str):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-
 # %% ../nbs/11_cross_attention.ipynb #c015d2
 def _lockstep_inputs(tower1, tower2, input_ids, attention_mask, token_type_ids, cael, cael_k, injection, expose,
                      flags: dict):
@@ -291,7 +287,7 @@ def _lockstep_inputs(tower1, tower2, input_ids, attention_mask, token_type_ids, 
         raise ValueError(f"pass either cael=CAELConfig(...) or cael_k, not both (got cael_k={cael_k!r})")
     cfg = cael if cael is not None else CAELConfig(cael_k, injection, expose)
     for name, value in flags.items():
-        _check_flag(value, name)
+        check_flag(value, name)
     where = cfg.layers(check_towers(tower1, tower2))
     attention_mask = _check_inputs(tower1, input_ids, attention_mask, token_type_ids)
     dev = next(tower1.parameters()).device
@@ -412,23 +408,6 @@ def lockstep_forward(tower1, tower2, input_ids: torch.Tensor, attention_mask: to
     outs = [rec.tower(t, tower, h[t], cfg.expose) for t, tower in enumerate((tower1, tower2))]
     return TwinTowerOutput(outs[0], outs[1], tuple(where))
 
-# %% ../nbs/11_cross_attention.ipynb #c029
-class TwinTowerCAEL(torch.nn.Module):
-    "Two same-architecture BERT-family towers run in lockstep with JTCSE's CAEL (`forward` -> `TwinTowerOutput`)."
-    def __init__(self, tower1, tower2, cael: CAELConfig | None = None):
-        super().__init__()
-        if cael is not None and not isinstance(cael, CAELConfig):
-            raise TypeError(f"cael must be a CAELConfig, got {type(cael).__name__}")
-        n_layers = check_towers(tower1, tower2)
-        self.tower1, self.tower2 = tower1, tower2
-        self.cael = cael if cael is not None else CAELConfig()
-        self.cael.layers(n_layers)                              # validate k against the depth now, not at step 1
-
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_hidden_states=False,
-                output_attentions=False) -> TwinTowerOutput:
-        return lockstep_forward(self.tower1, self.tower2, input_ids, attention_mask, token_type_ids, cael=self.cael,
-                                output_hidden_states=output_hidden_states, output_attentions=output_attentions)
-
 # %% ../nbs/11_cross_attention.ipynb #c034
 @torch.no_grad()
 def layer_attention(model, input_ids, attention_mask, token_type_ids=None) -> list:
@@ -468,19 +447,15 @@ def _energy_batch(parts, attention_mask: torch.Tensor, kind: str) -> torch.Tenso
     return torch.stack(vals, dim=1)
 
 # %% ../nbs/11_cross_attention.ipynb #c034d
-def _check_positive_int(value, name: str, minimum: int = 1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-
 def _check_energy_args(model, tokenizer, kind, batch_size, max_length, show_progress):
     _check_encoder(model, "model")
     if not callable(tokenizer):
         raise TypeError(f"tokenizer must be a callable Hugging Face tokenizer, got {type(tokenizer).__name__}")
     if kind not in CLS_ENERGY_KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose one of {CLS_ENERGY_KINDS}")
-    _check_positive_int(batch_size, "batch_size")
-    _check_positive_int(max_length, "max_length", 2)
-    _check_flag(show_progress, "show_progress")
+    check_positive_int(batch_size, "batch_size")
+    check_positive_int(max_length, "max_length", 2)
+    check_flag(show_progress, "show_progress")
 
 # %% ../nbs/11_cross_attention.ipynb #c034d2
 def _check_right_padded(am: torch.Tensor, kind: str):
@@ -516,7 +491,7 @@ def _check_plot_args(n_layers: int, layers, ncols):
     bad = [l for l in layers if isinstance(l, bool) or not isinstance(l, numbers.Integral) or not 1 <= l <= n_layers]
     if bad or not layers:
         raise ValueError(f"layers must be a non-empty list of 1-based indices in [1, {n_layers}], got {bad or layers}")
-    _check_positive_int(ncols, "ncols")
+    check_positive_int(ncols, "ncols")
     return [int(l) for l in layers]
 
 # %% ../nbs/11_cross_attention.ipynb #c038

@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np, torch
 from torch import nn
+from fastcore.basics import patch
+from .checks import check_choice, check_flag, check_number, check_positive_int, check_type
 from .data import check_sentences
-from .models import encode as encode_with, load_encoder
+from .models import check_max_length, encode as encode_with, load_encoder, max_positions
+from .cross_attention import CAELConfig, TwinTowerOutput, check_towers, lockstep_forward
 
 # %% auto #0
 __all__ = ['TWIN_CONFIG', 'VARIANTS', 'TRAIN_CODE', 'EVAL_CODE', 'positive_index', 'two_view_batch', 'texts_of',
@@ -99,30 +102,40 @@ def _as_matrix(x, name: str) -> torch.Tensor:
 TWIN_CONFIG = "twin_config.json"
 
 def _check_tower(m, name):
+    "A transformers encoder: not a causal LM (by its config, its architectures or its class)."
     from transformers import PreTrainedModel
-    if not isinstance(m, PreTrainedModel):
-        raise TypeError(f"{name} must be a transformers PreTrainedModel, got {type(m).__name__}")
-    if getattr(m.config, "is_decoder", False): raise ValueError(f"{name} must be a bidirectional encoder")
+    check_type(m, name, PreTrainedModel, "a transformers PreTrainedModel")
+    archs = [a for a in (getattr(m.config, "architectures", None) or []) if a.endswith(("ForCausalLM", "LMHeadModel"))]
+    if getattr(m.config, "is_decoder", False) or archs or type(m).__name__.endswith(("ForCausalLM", "LMHeadModel")):
+        kind = (archs or [type(m).__name__])[0]
+        raise ValueError(f"{name} must be a bidirectional encoder, got a causal LM ({kind})")
+
+# %% ../nbs/12_jtcse.ipynb #c008a
+def _check_twin(tower_1, tower_2, tokenizer, max_length, cael) -> None:
+    "Two distinct encoders of one vocabulary and width, a tokenizer, a max_length, and a CAEL set that fits them."
+    _check_tower(tower_1, "tower_1")
+    _check_tower(tower_2, "tower_2")
+    if tower_1 is tower_2:
+        raise ValueError("tower_1 and tower_2 are the same object; pass two models (copy.deepcopy one)")
+    h1, h2 = tower_1.config.hidden_size, tower_2.config.hidden_size
+    if h1 != h2: raise ValueError(f"the towers' hidden sizes differ ({h1} vs {h2}): their CLS vectors cannot be added")
+    v1, v2 = tower_1.config.vocab_size, tower_2.config.vocab_size
+    if v1 != v2: raise ValueError(f"the towers' vocabularies differ ({v1} vs {v2}): they cannot share one tokenizer")
+    if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
+    check_positive_int(max_length, "max_length", minimum=2)
+    if cael is not None:
+        check_type(cael, "cael", CAELConfig)
+        cael.layers(check_towers(tower_1, tower_2))            # k against the depth now, not at the first step
 
 # %% ../nbs/12_jtcse.ipynb #c008b
-from .training import atomic_write_dir as _atomic_save   # temp sibling + rename: never half a checkpoint
-
 class TwinTowerEncoder(EncoderProtocolMixin, nn.Module):
-    "Two encoders of one tokenizer; the sentence embedding is the sum of their CLS last hidden states."
-    def __init__(self, tower_1, tower_2, tokenizer, max_length: int = 128):
+    """Two encoders of one tokenizer; the sentence embedding is the sum of their CLS last hidden states. `cael`: the
+    cross-attention layers (Eq. 7) that `lockstep` runs between the towers in training; None: none."""
+    def __init__(self, tower_1, tower_2, tokenizer, max_length: int = 128, cael: CAELConfig | None = None):
         super().__init__()
-        _check_tower(tower_1, "tower_1")
-        _check_tower(tower_2, "tower_2")
-        h1, h2 = tower_1.config.hidden_size, tower_2.config.hidden_size
-        if h1 != h2:
-            raise ValueError(f"the towers' hidden sizes differ ({h1} vs {h2}): their CLS vectors cannot be added")
-        if tower_1 is tower_2:
-            raise ValueError("tower_1 and tower_2 are the same object; pass two models (copy.deepcopy one)")
-        if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-            raise ValueError(f"max_length must be an int ≥ 2, got {max_length!r}")
+        _check_twin(tower_1, tower_2, tokenizer, max_length, cael)
         self.towers = nn.ModuleList([tower_1, tower_2])
-        self.tokenizer, self.max_length = tokenizer, max_length
+        self.tokenizer, self.max_length, self.cael = tokenizer, int(max_length), cael
 
     @property
     def tower_1(self): return self.towers[0]
@@ -137,47 +150,82 @@ class TwinTowerEncoder(EncoderProtocolMixin, nn.Module):
         if token_type_ids is not None: kw["token_type_ids"] = token_type_ids
         return sum(t(**kw).last_hidden_state[:, 0] for t in self.towers)
 
-    def encode(self, sentences, batch_size: int = 64, show_progress_bar: bool | None = None, **kwargs):
-        """float32 [N, H] embeddings (eval mode; the towers' state is restored afterwards). `sentences`: a str, a
-        list of str or MTEB's DataLoader of {"text": [...]} batches; see `EncoderProtocolMixin` for the keywords."""
-        texts, single = texts_of(sentences)
-        opts = self._encode_options(batch_size, show_progress_bar, kwargs)
-        was = self.training
-        self.eval()
-        try:
-            e = sum(encode_with(t, self.tokenizer, texts, "cls", batch_size, self.max_length, opts["show_progress"])
-                    for t in self.towers)
-        finally: self.train(was)
-        return self._finish(e, single, opts)
+# %% ../nbs/12_jtcse.ipynb #c008c
+@patch
+def lockstep(self: TwinTowerEncoder, input_ids, attention_mask=None, token_type_ids=None,
+             output_hidden_states: bool = False, output_attentions: bool = False) -> TwinTowerOutput:
+    "Both towers layer by layer with CAEL at `self.cael` (no exchange when None): h^L, pooler and c^O per tower."
+    return lockstep_forward(self.tower_1, self.tower_2, input_ids, attention_mask, token_type_ids,
+                            cael=self.cael,
+                            output_hidden_states=output_hidden_states, output_attentions=output_attentions)
 
-    def write_to(self, folder) -> None:
-        "Write tower_1/, tower_2/ (standard HF folders with the tokenizer) and twin_config.json into `folder`."
-        folder = Path(folder)
-        for i, t in enumerate(self.towers, 1):
-            t.save_pretrained(folder / f"tower_{i}")
-            self.tokenizer.save_pretrained(folder / f"tower_{i}")
-        (folder / TWIN_CONFIG).write_text(json.dumps({"format": "sentemb_lit.TwinTowerEncoder", "version": 1,
-            "towers": ["tower_1", "tower_2"], "pooling": "cls", "combine": "sum",
-            "max_length": self.max_length}, indent=1))
+# %% ../nbs/12_jtcse.ipynb #c008d
+@patch
+def encode(self: TwinTowerEncoder, sentences, batch_size: int = 64, show_progress_bar: bool | None = None, **kwargs):
+    """float32 [N, H] embeddings (eval mode; the towers' state is restored afterwards). `sentences`: a str, a
+    list of str or MTEB's DataLoader of {"text": [...]} batches; see `EncoderProtocolMixin` for the keywords."""
+    texts, single = texts_of(sentences)
+    opts = self._encode_options(batch_size, show_progress_bar, kwargs)
+    was = self.training
+    self.eval()
+    try:
+        e = sum(encode_with(t, self.tokenizer, texts, "cls", batch_size, self.max_length, opts["show_progress"])
+                for t in self.towers)
+    finally:
+        self.train(was)
+    return self._finish(e, single, opts)
 
-    def save_pretrained(self, path) -> Path:
-        "`write_to` a temporary sibling of `path`, then rename it into place (atomic)."
-        return _atomic_save(path, self.write_to)
+# %% ../nbs/12_jtcse.ipynb #c008e
+from .io import atomic_write_dir as _atomic_save
 
-    @classmethod
-    def from_pretrained(cls, path, device=None) -> "TwinTowerEncoder":
-        path = Path(path)
-        if not (path / TWIN_CONFIG).is_file():
-            raise FileNotFoundError(f"{path} has no {TWIN_CONFIG}: not a saved TwinTowerEncoder")
-        cfg = json.loads((path / TWIN_CONFIG).read_text())
-        (m1, tok), (m2, _) = (load_encoder(str(path / d), device=device) for d in cfg["towers"])
-        return cls(m1, m2, tok, cfg.get("max_length", 128))
+@patch
+def write_to(self: TwinTowerEncoder, folder) -> None:
+    "Write tower_1/, tower_2/ (standard HF folders with the tokenizer) and twin_config.json into `folder`."
+    folder = Path(folder)
+    for i, t in enumerate(self.towers, 1):
+        t.save_pretrained(folder / f"tower_{i}")
+        self.tokenizer.save_pretrained(folder / f"tower_{i}")
+    cael = None if self.cael is None else asdict(self.cael)
+    cfg = {"format": "sentemb_lit.TwinTowerEncoder", "version": 1, "towers": ["tower_1", "tower_2"],
+           "pooling": "cls", "combine": "sum", "max_length": self.max_length, "cael": cael}
+    (folder / TWIN_CONFIG).write_text(json.dumps(cfg, indent=1))
 
-    @classmethod
-    def from_towers(cls, name_1: str, name_2: str, device=None, max_length: int = 128) -> "TwinTowerEncoder":
-        "Two encoders by registry name / hub id / path (the tokenizer of the first is used)."
-        (m1, tok), (m2, _) = load_encoder(name_1, device=device), load_encoder(name_2, device=device)
-        return cls(m1, m2, tok, max_length)
+@patch
+def save_pretrained(self: TwinTowerEncoder, path) -> Path:
+    "`write_to` a temporary sibling of `path`, then rename it into place (atomic)."
+    return _atomic_save(path, self.write_to)
+
+# %% ../nbs/12_jtcse.ipynb #c008f
+def _read_twin_config(path: Path) -> dict:
+    "The parsed twin_config.json of a saved twin, checked."
+    f = path / TWIN_CONFIG
+    if not f.is_file(): raise FileNotFoundError(f"{path} has no {TWIN_CONFIG}: not a saved TwinTowerEncoder")
+    try:
+        cfg = json.loads(f.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{f} is not valid JSON ({e}): a damaged save; save the twin again") from None
+    towers = cfg.get("towers") if isinstance(cfg, dict) else None
+    if not (isinstance(towers, list) and len(towers) == 2 and all(isinstance(t, str) for t in towers)):
+        raise ValueError(f"{f} is not a TwinTowerEncoder config: 'towers' must name two folders, got {towers!r}")
+    return cfg
+
+# %% ../nbs/12_jtcse.ipynb #c008g
+@patch(cls_method=True)
+def from_pretrained(cls: TwinTowerEncoder, path, device=None) -> TwinTowerEncoder:
+    "A twin saved by `save_pretrained` (each tower with its tokenizer; the first tower's tokenizer is used)."
+    path = Path(path)
+    cfg = _read_twin_config(path)
+    (m1, tok), (m2, _) = (load_encoder(str(path / d), device=device) for d in cfg["towers"])
+    cael = cfg.get("cael")
+    cael = None if cael is None else CAELConfig(**cael)
+    return cls(m1, m2, tok, cfg.get("max_length", 128), cael=cael)
+
+@patch(cls_method=True)
+def from_towers(cls: TwinTowerEncoder, name_1: str, name_2: str, device=None, max_length: int = 128,
+                cael: CAELConfig | None = None) -> TwinTowerEncoder:
+    "Two encoders by registry name / hub id / path (the tokenizer of the first is used)."
+    (m1, tok), (m2, _) = load_encoder(name_1, device=device), load_encoder(name_2, device=device)
+    return cls(m1, m2, tok, max_length, cael=cael)
 
 # %% ../nbs/12_jtcse.ipynb #c013
 def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls",
@@ -185,17 +233,17 @@ def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls",
     """Write a tower or a `TwinTowerEncoder` as a folder that `SentenceTransformer(path)` loads (a twin after
     `import sentemb_lit.jtcse`), with the given pooling (cls | mean); `tokenizer=None` for a twin uses its own."""
     modes = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens"}
-    if pooling not in modes: raise ValueError(f"pooling must be one of {tuple(modes)}, got {pooling!r}")
-    if isinstance(model, TwinTowerEncoder):
-        tokenizer = tokenizer if tokenizer is not None else model.tokenizer
-        max_seq_length = model.max_length if max_seq_length is None else max_seq_length
-        model = TwinTowerModel.from_twin(model)
+    check_choice(pooling, "pooling", tuple(modes))
+    twin = isinstance(model, TwinTowerEncoder)
+    if twin: tokenizer = tokenizer if tokenizer is not None else model.tokenizer
     else: _check_tower(model, "model")
-    max_seq_length = 128 if max_seq_length is None else max_seq_length
-    if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or max_seq_length < 1:
-        raise ValueError(f"max_seq_length must be a positive int, got {max_seq_length!r}")
     if tokenizer is None or not callable(tokenizer):
         raise TypeError(f"tokenizer must be a tokenizer, got {tokenizer!r}")
+    tower = model.tower_1 if twin else model
+    default = model.max_length if twin else min(128, max_positions(tower) or 128)
+    max_seq_length = check_max_length(default if max_seq_length is None else max_seq_length, tower, tokenizer,
+                                      "max_seq_length")
+    if twin: model = TwinTowerModel.from_twin(model)
     def fill(tmp):
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
@@ -259,7 +307,7 @@ AutoModel.register(TwinTowerConfig, TwinTowerModel, exist_ok=True)
 
 # %% ../nbs/12_jtcse.ipynb #c017
 from .losses import TABLE_X_ABLATIONS, LOSS_TERMS, info_nce, jtcse_loss
-from .cross_attention import CAELConfig, INJECTIONS, lockstep_forward, cls_energy
+from .cross_attention import INJECTIONS, cls_energy
 
 VARIANTS = ("simcse", "tncse", "jtcse", "distill")
 
@@ -290,50 +338,47 @@ class JTCSEConfig:
     mlp_only_train: bool | None = None  # SimCSE's MLP over CLS in training only; None: on for simcse, off otherwise
 
     def __post_init__(self):
-        if self.variant not in VARIANTS: raise ValueError(f"Unknown variant {self.variant!r}; choose one of {VARIANTS}")
-        if isinstance(self.terms, (list, tuple)):
-            bad = [t for t in self.terms if t not in LOSS_TERMS]
-            if bad or not self.terms:
-                raise ValueError(f"terms must be a non-empty subset of {LOSS_TERMS}, got {self.terms!r}")
-            self.terms = tuple(self.terms)
-        elif self.terms not in TABLE_X_ABLATIONS or self.terms == "none":
-            presets = [k for k in TABLE_X_ABLATIONS if k != 'none']
-            raise ValueError(f"Unknown terms {self.terms!r}; choose a preset of {presets} "
-                             "or a tuple of loss terms ('none' means: do not train, evaluate the twin as it is)")
-        if self.cael_every is not None and (not isinstance(self.cael_every, int) or self.cael_every < 1):
-            raise ValueError(f"cael_every must be a positive int (the interval k) or None, got {self.cael_every!r}")
-        if self.variant == "jtcse" and self.cael_every is None:
-            raise ValueError("variant 'jtcse' needs cael_every (use variant 'tncse' for the twin without cross "
-                             "attention)")
-        if self.cael_injection not in INJECTIONS:
-            raise ValueError(f"cael_injection must be one of {INJECTIONS}, got {self.cael_injection!r}")
-        if self.nce_layout not in ("2b", "b"):
-            raise ValueError(f"nce_layout must be '2b' or 'b', got {self.nce_layout!r}")
-        for name in ("lr", "temperature"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {v!r}")
-        for name in ("batch_size", "n_steps"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1: raise ValueError(f"{name} must be a positive int, got {v!r}")
-        if not isinstance(self.max_length, int) or self.max_length < 2:
-            raise ValueError(f"max_length must be an int ≥ 2, got {self.max_length!r}")
-        for name in ("eval_every", "ckpt_every"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 0: raise ValueError(f"{name} must be an int ≥ 0 (0 = never), got {v!r}")
-        if self.dropout is not None and not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        if not (isinstance(self.distill_target_scale, (int, float)) and self.distill_target_scale > 0):
-            raise ValueError(f"distill_target_scale must be a positive number, got {self.distill_target_scale!r}")
+        self.terms = _check_terms(self.terms)
         if self.mlp_only_train is None: self.mlp_only_train = self.variant == "simcse"
-        if self.mlp_only_train and self.variant != "simcse":
-            raise ValueError(f"mlp_only_train is SimCSE's head; variant {self.variant!r} has none (set it False)")
-        if self.on_nonfinite not in ("raise", "skip"):
-            raise ValueError(f"on_nonfinite must be 'raise' or 'skip', got {self.on_nonfinite!r}")
+        _check_config(self)
 
     @property
     def twin(self) -> bool: return self.variant in ("tncse", "jtcse")
     def to_dict(self) -> dict: return asdict(self)
+
+# %% ../nbs/12_jtcse.ipynb #c017d
+def _check_terms(terms):
+    "A Table X preset (not 'none': that row is the untrained twin) or a non-empty tuple of LOSS_TERMS."
+    if isinstance(terms, (list, tuple)):
+        if not terms or any(t not in LOSS_TERMS for t in terms):
+            raise ValueError(f"terms must be a non-empty subset of {LOSS_TERMS}, got {terms!r}")
+        return tuple(terms)
+    if terms in TABLE_X_ABLATIONS and terms != "none": return terms
+    presets = [k for k in TABLE_X_ABLATIONS if k != "none"]
+    raise ValueError(f"Unknown terms {terms!r}; choose a preset of {presets} "
+                     "or a tuple of loss terms ('none' means: do not train, evaluate the twin as it is)")
+
+# %% ../nbs/12_jtcse.ipynb #c017e
+def _check_config(c: JTCSEConfig) -> None:
+    check_choice(c.variant, "variant", VARIANTS)
+    check_positive_int(c.cael_every, "cael_every", optional=True)
+    if c.variant == "jtcse" and c.cael_every is None:
+        raise ValueError("variant 'jtcse' needs cael_every (use variant 'tncse' for the twin without cross attention)")
+    check_choice(c.cael_injection, "cael_injection", INJECTIONS)
+    check_choice(c.nce_layout, "nce_layout", ("2b", "b"))
+    check_choice(c.on_nonfinite, "on_nonfinite", ("raise", "skip"))
+    for name in ("lr", "temperature", "distill_target_scale"):
+        check_number(getattr(c, name), name, gt=0)
+    check_number(c.weight_decay, "weight_decay", ge=0)
+    check_number(c.max_grad_norm, "max_grad_norm", gt=0, optional=True)
+    check_number(c.dropout, "dropout", ge=0, lt=1, optional=True)
+    for name, least in (("batch_size", 1), ("n_steps", 1), ("max_length", 2), ("eval_every", 0), ("ckpt_every", 0),
+                        ("seed", 0), ("data_seed", 0)):
+        check_positive_int(getattr(c, name), name, minimum=least)
+    check_flag(c.freeze_word_embeddings, "freeze_word_embeddings")
+    check_flag(c.mlp_only_train, "mlp_only_train")
+    if c.mlp_only_train and c.variant != "simcse":
+        raise ValueError(f"mlp_only_train is SimCSE's head; variant {c.variant!r} has none (set it False)")
 
 # %% ../nbs/12_jtcse.ipynb #c017c
 def official_config(variant: str, n_layers: int = 12, **overrides) -> JTCSEConfig:
@@ -429,6 +474,23 @@ def _check_head(config: JTCSEConfig, model, head) -> None:
     if head.dense.in_features != model.config.hidden_size:
         raise ValueError(f"head size {head.dense.in_features} differs from the tower's {model.config.hidden_size}")
 
+def _check_loss_fn_args(config, model, teacher, head) -> None:
+    "The model (a twin or a tower), the teacher (distill only) and the head (mlp_only_train only) fit the variant."
+    check_type(config, "config", JTCSEConfig)
+    if config.twin: check_type(model, "model", TwinTowerEncoder, f"a TwinTowerEncoder (variant {config.variant!r})")
+    elif isinstance(model, TwinTowerEncoder):
+        raise TypeError(f"variant {config.variant!r} trains a single tower, got a TwinTowerEncoder")
+    else: _check_tower(model, "model")
+    if config.variant == "distill":
+        check_type(teacher, "teacher", TwinTowerEncoder, "the teacher TwinTowerEncoder (variant 'distill')")
+        if teacher.hidden_size != model.config.hidden_size:
+            raise ValueError(f"teacher size {teacher.hidden_size} differs from the student's "
+                             f"{model.config.hidden_size}")
+    elif teacher is not None: raise ValueError(f"a teacher is only used by variant 'distill', not {config.variant!r}")
+    _check_head(config, model, head)
+    if config.variant == "jtcse":                     # check k against the depth now rather than at step 1
+        CAELConfig(config.cael_every, config.cael_injection).layers(len(model.tower_1.encoder.layer))
+
 def _finite(*xs) -> bool: return all(x is None or bool(torch.isfinite(x).all()) for x in xs)
 
 def _nan_loss(ref: torch.Tensor) -> tuple:
@@ -439,25 +501,8 @@ def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncode
                  head: SimCSEHead | None = None) -> Callable:
     """loss_fn(batch, step) -> (loss, {term: float}) for `fit`. model: a tower (simcse, distill) or a
     TwinTowerEncoder; head: the `SimCSEHead` a simcse run with `mlp_only_train` trains through."""
-    if not isinstance(config, JTCSEConfig):
-        raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
-    if config.twin and not isinstance(model, TwinTowerEncoder):
-        raise TypeError(f"variant {config.variant!r} trains a TwinTowerEncoder, got {type(model).__name__}")
-    if not config.twin:
-        if isinstance(model, TwinTowerEncoder):
-            raise TypeError(f"variant {config.variant!r} trains a single tower, got a TwinTowerEncoder")
-        _check_tower(model, "model")
-    if config.variant == "distill":
-        if not isinstance(teacher, TwinTowerEncoder):
-            raise TypeError("variant 'distill' needs the teacher TwinTowerEncoder")
-        if teacher.hidden_size != model.config.hidden_size:
-            raise ValueError(f"teacher size {teacher.hidden_size} differs from the student's "
-                             f"{model.config.hidden_size}")
-        teacher.eval().requires_grad_(False)
-    elif teacher is not None: raise ValueError(f"a teacher is only used by variant 'distill', not {config.variant!r}")
-    _check_head(config, model, head)
-    if config.variant == "jtcse":                     # check k against the depth now rather than at step 1
-        CAELConfig(config.cael_every, config.cael_injection).layers(len(model.tower_1.encoder.layer))
+    _check_loss_fn_args(config, model, teacher, head)
+    if teacher is not None: teacher.eval().requires_grad_(False)
 
     def loss_fn(batch: dict, step: int):
         if config.variant == "simcse":

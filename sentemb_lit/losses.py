@@ -9,6 +9,7 @@ import numbers
 from typing import Sequence
 import torch
 import torch.nn.functional as F
+from .checks import check_choice, check_flag, check_number
 
 # %% auto #0
 __all__ = ['REDUCTIONS', 'NCE_LAYOUTS', 'COS_SOURCES', 'NEGATIVE_COS_MODES', 'ICTM_OPTIONS', 'LOSS_TERMS', 'TABLE_X_ABLATIONS',
@@ -55,17 +56,9 @@ def _check_pair(a, b, na: str, nb: str, ndim: int | None = None, interleaved: bo
         _check_interleaved(a, na)
 
 # %% ../nbs/10_tensor_modulus_loss.ipynb #c006x
-def _check_number(value, name: str, upper: float | None = None):
+def _check_positive(value, name: str, upper: float | None = None):
     "A finite real number in (0, upper] (or (0, inf))."
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    if not (math.isfinite(value) and value > 0 and (upper is None or value <= upper)):
-        raise ValueError(f"{name} must be a finite number in (0, {upper if upper else 'inf'}{']' if upper else ')'}, "
-                         f"got {value!r}")
-
-def _check_flag(value, name: str):
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
+    check_number(value, name, gt=0, le=upper)
 
 # %% ../nbs/10_tensor_modulus_loss.ipynb #c006x2
 def _check_R(R, name: str = "R"):
@@ -80,22 +73,18 @@ def _check_generator(g, name: str = "generator"):
 
 # %% ../nbs/10_tensor_modulus_loss.ipynb #c006y
 _OPTION_CHECKS = {
-    "reduction": lambda v, n: _check_choice(v, n, REDUCTIONS),
-    "layout": lambda v, n: _check_choice(v, n, NCE_LAYOUTS),
-    "nce_layout": lambda v, n: _check_choice(v, n, NCE_LAYOUTS),
-    "cos_source": lambda v, n: _check_choice(v, n, COS_SOURCES),
-    "negative_cos": lambda v, n: _check_choice(v, n, NEGATIVE_COS_MODES),
-    "temperature": _check_number, "eps": _check_number, "soft_delta": _check_number,
-    "clamp_value": lambda v, n: _check_number(v, n, upper=1.0),
-    "half": _check_flag, "mask_same_copy": _check_flag, "R": _check_R, "generator": _check_generator,
+    "reduction": lambda v, n: check_choice(v, n, REDUCTIONS),
+    "layout": lambda v, n: check_choice(v, n, NCE_LAYOUTS),
+    "nce_layout": lambda v, n: check_choice(v, n, NCE_LAYOUTS),
+    "cos_source": lambda v, n: check_choice(v, n, COS_SOURCES),
+    "negative_cos": lambda v, n: check_choice(v, n, NEGATIVE_COS_MODES),
+    "temperature": _check_positive, "eps": _check_positive, "soft_delta": _check_positive,
+    "clamp_value": lambda v, n: _check_positive(v, n, upper=1.0),
+    "half": check_flag, "mask_same_copy": check_flag, "R": _check_R, "generator": _check_generator,
     "weights": lambda v, n: _check_weights(v), "ictm_kw": lambda v, n: _check_ictm_kw(v),
 }
 
 # %% ../nbs/10_tensor_modulus_loss.ipynb #c006y2
-def _check_choice(value, name: str, choices: tuple):
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-
 def _check_options(**options):
     "Check keyword options by their names (see _OPTION_CHECKS)."
     for name, value in options.items():

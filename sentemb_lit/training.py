@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 import numpy as np, torch
 from tqdm.auto import tqdm
+from .checks import check_positive_int
 
 # %% auto #0
 __all__ = ['PROFILES', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult', 'to_device', 'plot_training_log',
@@ -131,16 +132,10 @@ def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
         parts = dist.nn.functional.all_gather(x)
     return torch.cat(parts, dim=0)                   # Z = [z⁽⁰⁾; …; z⁽ᵂ⁻¹⁾]
 
-# %% ../nbs/03_training.ipynb #c033
-def _check_int(name: str, value, lo: int, allow_none: bool = False) -> None:
-    if value is None and allow_none: return
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise ValueError(f"{name} must be an int ≥ {lo}{' or None' if allow_none else ''}, got {value!r}")
-
 # %% ../nbs/03_training.ipynb #c033a
 def shard_batch(batch, index: int, count: int):
     "Process `index`'s share of a global batch split `count` ways: tensors, lists cut on dim 0; dicts, tuples walked."
-    _check_int("count", count, 1)
+    check_positive_int(count, "count", 1)
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
         raise ValueError(f"index must be an int in [0, {count}), got {index!r}")
     if count == 1: return batch
@@ -454,10 +449,10 @@ def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, ev
     for name, fn in (("evaluate", evaluate), ("save_best", save_best)):
         if fn is not None and not callable(fn):
             raise TypeError(f"{name} must be callable or None, got {type(fn).__name__}")
-    _check_int("n_steps", n_steps, 1)
-    _check_int("eval_every", eval_every, 0)
-    _check_int("ckpt_every", ckpt_every, 0)
-    _check_int("stop_after", stop_after, 1, allow_none=True)
+    check_positive_int(n_steps, "n_steps", 1)
+    check_positive_int(eval_every, "eval_every", 0)
+    check_positive_int(ckpt_every, "ckpt_every", 0)
+    check_positive_int(stop_after, "stop_after", 1, optional=True)
     if isinstance(seed, bool) or not isinstance(seed, int): raise TypeError(f"seed must be an int, got {seed!r}")
     if eval_every and evaluate is None:
         raise ValueError(f"eval_every={eval_every} is set but no evaluate function was given")

@@ -6,8 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaModel
-from sentemb_lit.cross_attention import (CAELConfig, CAELWarning, INJECTIONS, TwinTowerCAEL, cls_energy,
+from sentemb_lit.cross_attention import (CAELConfig, CAELWarning, INJECTIONS, cls_energy,
                                          layer_attention, lockstep_forward, plot_attention_sinks)
+from sentemb_lit.jtcse import TwinTowerEncoder
 from sentemb_lit.losses import jtcse_loss
 
 
@@ -214,7 +215,7 @@ def test_gradients_reach_both_towers_through_cross_path(k):
 
 def test_no_new_parameters():
     m1, m2 = bert(1), bert(2)
-    tw = TwinTowerCAEL(m1, m2, CAELConfig(k=2))
+    tw = TwinTowerEncoder(m1, m2, Tok(), cael=CAELConfig(k=2))
     assert sum(p.numel() for p in tw.parameters()) == 2 * sum(p.numel() for p in m1.parameters())
     assert tw.cael.injection == "propagate"
 
@@ -241,7 +242,7 @@ def test_cls_energy_and_plot():
 def test_training_step_with_jtcse_loss():
     m1, m2 = bert(1).train(), bert(2).train()
     ids, am = interleaved()
-    o = TwinTowerCAEL(m1, m2, CAELConfig(k=2))(ids, am)
+    o = TwinTowerEncoder(m1, m2, Tok(), cael=CAELConfig(k=2)).lockstep(ids, am)
     loss, logs = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2)
     loss.backward()
     assert torch.isfinite(loss) and logs["R"] in (0, 1) and logs["icnce_cross"] > 0
