@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 from .data import check_sentences
-from .checks import check_positive_int, check_type
+from .checks import check_choice, check_positive_int, check_text, check_type
 
 # %% auto #0
 __all__ = ['MIN_SHARED_PREFIX', 'RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INSTRUCTIONS', 'FEW_SHOT_EXAMPLE', 'FILTERS',
@@ -48,12 +48,6 @@ def _check_prompts(prompts, what: str) -> list[str]:
         if not isinstance(p, str): raise TypeError(f"{what}[{i}] is {type(p).__name__}, not str")
         if not p.strip(): raise ValueError(f"{what}[{i}] is an empty or whitespace-only string")
     return prompts
-
-def _check_prompt(prompt, what: str) -> str:
-    "One prompt: a non-empty string."
-    check_type(prompt, what, str)
-    if not prompt.strip(): raise ValueError(f"{what} is an empty or whitespace-only string")
-    return prompt
 
 def _check_lam(lam, what: str = "lam") -> float:
     "λ of Eq. 4: a finite number >= 0 (λ < 0 would weigh the negative stream above the conditional one)."
@@ -255,8 +249,8 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
 def hf_guided_generate(model, tokenizer, cond_prompt: str, neg_prompt: str, lam: float = 0.5,
                        max_new_tokens: int = 100) -> list[int]:
     "Reference: transformers' guidance-scale greedy generate for one row; generated ids without the final EOS."
-    _check_prompt(cond_prompt, "cond_prompt")
-    _check_prompt(neg_prompt, "neg_prompt")
+    check_text(cond_prompt, "cond_prompt")
+    check_text(neg_prompt, "neg_prompt")
     lam = _check_lam(lam)
     c = tokenizer(cond_prompt, return_tensors="pt")["input_ids"].to(model.device)
     n = tokenizer(neg_prompt, return_tensors="pt")["input_ids"].to(model.device)
@@ -290,9 +284,8 @@ FEW_SHOT_EXAMPLE = ("The cat is sleeping on the warm windowsill.", "A cat naps o
 # %% ../nbs/20_contrastive_decoding.ipynb #c017b
 def instruction_text(sentence: str, prompt: str = "ours", indent: bool = True) -> str:
     "The user message for one rewrite: the instruction with `sentence` filled in (28-space indentation, as officially)."
-    if not isinstance(sentence, str): raise TypeError(f"sentence must be str, got {type(sentence).__name__}")
-    if prompt not in INSTRUCTIONS:
-        raise ValueError(f"Unknown prompt {prompt!r}; choose one of {tuple(INSTRUCTIONS)}")
+    check_text(sentence, "sentence")
+    check_choice(prompt, "prompt", INSTRUCTIONS)
     text = INSTRUCTIONS[prompt].format(sentence=sentence.strip())
     if indent and prompt == "ours": text = "\n".join(" " * 28 + line for line in text.split("\n"))
     return text
@@ -300,8 +293,7 @@ def instruction_text(sentence: str, prompt: str = "ours", indent: bool = True) -
 # %% ../nbs/20_contrastive_decoding.ipynb #c017c
 def ranking_prompt(tokenizer, sentence: str, prompt: str = "ours", indent: bool = True, few_shot: bool = False) -> str:
     "The full chat-templated prompt (generation prompt appended) asking the model to rewrite `sentence`."
-    if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError(f"sentence must be a non-empty string, got {sentence!r}")
+    check_text(sentence, "sentence")
     msgs = []
     if few_shot:
         ex_in, ex_out = FEW_SHOT_EXAMPLE

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np
 import torch
-from .checks import check_choice, check_flag, check_positive_int, check_sentences, check_type
+from .checks import check_choice, check_flag, check_positive_int, check_sentences, check_text, check_type
 from .data import _decode_lines
 from .models import EncodeAPI, sentences_of
 
@@ -72,8 +72,7 @@ def _check_ids(ids, prefix_ids) -> None:
 def _check_mask_args(n_masks, eos, mask_token) -> int:
     "The arguments of a [MASK] template: 1..16 masks, a known ending, a non-empty mask token; `n_masks` as an int."
     n_masks = check_positive_int(n_masks, "n_masks", maximum=16)
-    if not isinstance(mask_token, str) or not mask_token.strip():
-        raise TypeError(f"mask_token must be a non-empty str, got {mask_token!r}")
+    check_text(mask_token, "mask_token")
     check_choice(eos, "EOS", MASK_EOS)
     return n_masks
 
@@ -197,7 +196,7 @@ def _distinct(sentences: Sequence[str]) -> tuple[list[str], list[int]]:
 def prompt_ids(tokenizer, prompt: str, bos="auto") -> list[int]:
     "Token ids of one whole prompt as the reference code feeds them (one tokenizer call on the full text)."
     _check_tokenizer(tokenizer)
-    check_type(prompt, "prompt", str)
+    check_text(prompt, "prompt")
     if bos == "auto":
         return list(tokenizer(prompt)["input_ids"])
     return _bos_ids(tokenizer, bos) + list(tokenizer(prompt, add_special_tokens=False)["input_ids"])

@@ -169,8 +169,10 @@ def test_mask_template_bad(n, eos, err, match):
 
 
 def test_mask_template_bad_mask_token():
-    with pytest.raises(TypeError, match=r"mask_token must be a non-empty str, got 103"):
+    with pytest.raises(TypeError, match=r"mask_token must be a str, got int: 103"):
         mask_template(2, ".", mask_token=103)
+    with pytest.raises(ValueError, match=r"mask_token must be a non-empty string \(not only whitespace\), got ' '"):
+        mask_template(2, ".", mask_token=" ")
 
 
 @pytest.mark.parametrize("sentence, eos, err, match", [

@@ -235,8 +235,8 @@ def test_shared_cosine_keeps_the_numbers():
 
 @pytest.mark.parametrize("kw, err, msg", [
     (dict(lam=-0.5), ValueError, r"lam must be a finite number >= 0 \(λ of Eq. 4\), got -0.5"),
-    (dict(cond_prompt=""), ValueError, "cond_prompt is an empty or whitespace-only string"),
-    (dict(neg_prompt="   "), ValueError, "neg_prompt is an empty or whitespace-only string"),
+    (dict(cond_prompt=""), ValueError, r"cond_prompt must be a non-empty string \(not only whitespace\)"),
+    (dict(neg_prompt="   "), ValueError, r"neg_prompt must be a non-empty string \(not only whitespace\)"),
     (dict(cond_prompt=["a prompt"]), TypeError, "cond_prompt must be a str, got list"),
 ])
 def test_hf_guided_generate_bad_inputs(llama, kw, err, msg):
