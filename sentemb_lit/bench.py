@@ -6,13 +6,16 @@
 from __future__ import annotations
 import argparse, json, time
 from typing import Sequence
+import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 from .chains import ranking_prompt
+from .checks import check_flag, check_sentences
 from .decoding import directional_generate, hf_guided_generate_batch
+from .prompting import PromptEncoder
 
 # %% auto #0
-__all__ = ['BENCH_SENTENCES', 'matmul_flops_per_s', 'bench_twin_step', 'bench_decoding', 'bench_main']
+__all__ = ['BENCH_SENTENCES', 'matmul_flops_per_s', 'bench_twin_step', 'bench_decoding', 'bench_prompting', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
@@ -160,6 +163,47 @@ def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Seque
         results[bs] = _bench_row(bs, n, m)
     return results
 
+# %% ../nbs/91_bench.ipynb #c026
+def _bench_sentences(n: int) -> list[str]:
+    "The first `n` distinct sentences of STS-B dev."
+    from sentemb_lit.data import load_sts
+    d = load_sts("stsb", "dev")
+    return list(dict.fromkeys(d.sentences1 + d.sentences2))[:n]
+
+def _print_bench(res: dict, model) -> None:
+    print(f"bench_prompting: {type(model).__name__}, template={res['template']}, {res['n']} sentences, "
+          f"batch {res['batch_size']}, prefix {res['prefix_tokens']} tokens, {res['threads']} thread(s)")
+    for k, v in res["sent_per_s"].items():
+        print(f"  {k:22s} {v:8.1f} sentences/s")
+    print(f"  prefix cache speed-up (batched): {res['cache_speedup']:.2f}x; cached batched vs one-by-one: "
+          f"{res['vs_one_by_one']:.2f}x; max |diff| {res['max_abs_diff']:.2e}")
+
+# %% ../nbs/91_bench.ipynb #c026b
+def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instruct", template: str = "ke",
+                    n: int = 64, batch_size: int = 32, sentences: Sequence[str] | None = None,
+                    verbose: bool = True) -> dict:
+    "Sentences/s of a prompt encoder with the prefix cache vs without, and vs one-by-one encoding."
+    if model is None:
+        from sentemb_lit.models import load_causal_lm
+        model, tokenizer = load_causal_lm(name)
+    sentences = check_sentences(_bench_sentences(n) if sentences is None else sentences)
+    enc = PromptEncoder(model, tokenizer, template=template, batch_size=batch_size)
+    enc.encode(sentences[:2])  # warm-up (and the prefix cache)
+    runs, embs = {}, {}
+    for label, kw in [("cached, batched", dict(use_cache=True)), ("uncached, batched", dict(use_cache=False)),
+                      ("uncached, one-by-one", dict(use_cache=False, batch_size=1))]:
+        t0 = time.perf_counter()
+        embs[label] = enc.encode(sentences, **kw)
+        runs[label] = len(sentences) / (time.perf_counter() - t0)
+    base = embs["cached, batched"]
+    res = {"template": template, "n": len(sentences), "batch_size": batch_size, "prefix_tokens": len(enc.prefix_ids),
+           "threads": torch.get_num_threads(), "sent_per_s": runs,
+           "cache_speedup": runs["cached, batched"] / runs["uncached, batched"],
+           "vs_one_by_one": runs["cached, batched"] / runs["uncached, one-by-one"],
+           "max_abs_diff": max(float(np.abs(e - base).max()) for e in embs.values())}
+    if check_flag(verbose, "verbose"): _print_bench(res, model)
+    return res
+
 # %% ../nbs/91_bench.ipynb #c012
 def _print_twin(res: dict, peak: float):
     base = res["two independent towers"]["seconds"]
@@ -186,7 +230,6 @@ def bench_main(argv=None) -> int:
         results["decoding"] = bench_decoding()
     if a.only in ("prompting", "all"):
         print("== prompt embeddings: prefix KV cache ==")
-        from sentemb_lit.prompting import bench_prompting
         results["prompting"] = bench_prompting()
     if a.json:
         from sentemb_lit.training import atomic_write_json

@@ -7,18 +7,21 @@ from __future__ import annotations
 import argparse, datetime, json, os, shutil, sys, time
 from pathlib import Path
 from typing import Sequence
+import numpy as np
 import torch
 from tqdm.auto import tqdm
 from .chains import INSTRUCTIONS, generate_chains, generate_list_chains, read_sentences
-from .checks import check_number
+from .checks import check_number, check_positive_int
+from .data import DATA_ENV, STS_TASKS, _decode_lines, fetch_data
 from .io import LockedError, atomic_write_json, atomic_write_text, exclusive
+from .prompting import PromptEncoder, _process_state, encode_distributed, resolve_template, TEMPLATES
 from .report import build_report
 from .training import PROFILES, markdown_table
 
 # %% auto #0
 __all__ = ['PAPERS', 'JOB_SETTINGS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks',
            'scrub_paths', 'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main',
-           'reproduce_main', 'report_main', 'generate_ranking_main', 'main']
+           'reproduce_main', 'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04",), "jtcse": ("1",), "ranking_sentences": ("2",), "pretcot_ke": ("3",)}
@@ -337,6 +340,93 @@ def _run_job(a, sources, settings, out, rank, world, state, model, tokenizer) ->
     return {"done": sum(s in done for s in sources), "new": new}
 
 
+# %% ../nbs/90_cli.ipynb #c030
+def _embed_args(argv):
+    ap = argparse.ArgumentParser(prog="sentemb-lit embed", description=(
+        "Prompt-based sentence embeddings from a causal LM (PromptEOL / Pretended CoT / Knowledge Enhancement). "
+        "One sentence per line. Under torchrun / accelerate launch the sentences are split over the processes."))
+    ap.add_argument("--model", default="smollm2-135m-instruct", help="registry name, hub id or local path")
+    ap.add_argument("--method", default="pcot", help=f"template key {sorted(TEMPLATES)}")
+    ap.add_argument("--template", default=None, help="template text with one {sentence} slot (overrides --method)")
+    ap.add_argument("--layer", type=int, default=None, help="hidden layer (-1 last, -2 penultimate); default: preset")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--no-cache", action="store_true", help="do not reuse the template prefix's KV cache")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--input", default=None, help="read sentences from this UTF-8 file instead of stdin")
+    ap.add_argument("--out", default=None, help="write the .npy here instead of stdout")
+    return ap.parse_args(list(argv) if argv is not None else None)
+
+# %% ../nbs/90_cli.ipynb #c030b
+def _check_lines(lines: list[str]) -> list[str]:
+    "One sentence per line: no empty line, at least one line."
+    empty = [i + 1 for i, l in enumerate(lines) if not l.strip()]
+    if empty:
+        raise ValueError(f"sentemb-lit embed: line {empty[0]} is empty ({len(empty)} empty line(s)); "
+                         f"one sentence per line")
+    if not lines:
+        raise ValueError("sentemb-lit embed: no input sentences")
+    return lines
+
+def _input_lines(path, stdin) -> list[str]:
+    "The sentences of the file `path` (UTF-8; a bad byte named by file:line), else of `stdin` (text)."
+    if path is not None:
+        return _check_lines(_decode_lines(path, Path(path).read_bytes()))
+    lines = (stdin or sys.stdin).read().split("\n")
+    return _check_lines(lines[:-1] if lines[-1] == "" else lines)
+
+# %% ../nbs/90_cli.ipynb #c030c
+def _write_embeddings(emb: np.ndarray, out, stdout) -> None:
+    "The .npy of `emb` to the file `out` (atomically: a temporary file beside it, then a rename), else to stdout."
+    import os, tempfile
+    if not out:
+        stream = stdout or sys.stdout.buffer
+        np.save(stream, emb)
+        stream.flush()
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)), suffix=".npy.tmp")
+    with os.fdopen(fd, "wb") as f:
+        np.save(f, emb)
+    os.replace(tmp, out)
+
+# %% ../nbs/90_cli.ipynb #c030d
+def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> int:
+    "CLI `sentemb-lit embed`: prompt embeddings of the input lines written as .npy (by the main process only)."
+    a = _embed_args(argv)
+    template = a.template if a.template is not None else a.method
+    resolve_template(template)  # fail fast, before loading a model
+    check_positive_int(a.batch_size, "--batch-size")
+    lines = _input_lines(a.input, stdin)
+    device = a.device if a.device is not None else (_process_state().device if torch.cuda.is_available() else None)
+    enc = PromptEncoder.from_name(a.model, template=template, layer=a.layer, device=device,
+                                  batch_size=a.batch_size, use_cache=not a.no_cache)
+    emb = encode_distributed(enc, lines)
+    if not _process_state().is_main_process:
+        return 0
+    _write_embeddings(emb, a.out, stdout)
+    print(f"sentemb-lit embed: {emb.shape[0]} x {emb.shape[1]} float32 ({enc})", file=sys.stderr)
+    return 0
+
+# %% ../nbs/90_cli.ipynb #cli201
+def fetch_data_main(argv: Sequence[str] | None = None) -> int:
+    "`sentemb-lit fetch-data --out DIR [--tasks sts12,stsb] [--source TASK=HUB_ID_OR_FOLDER ...]`."
+    p = argparse.ArgumentParser(prog="sentemb-lit fetch-data", description="Write a local STS data root from the "
+                                "Hugging Face hub once, to work offline with SENTEMB_DATA=DIR afterwards.")
+    p.add_argument("--out", required=True, help="the folder to write (created if needed)")
+    p.add_argument("--tasks", default=",".join(STS_TASKS), help="comma-separated tasks (default: all seven)")
+    p.add_argument("--source", action="append", default=[], metavar="TASK=HUB_ID_OR_FOLDER",
+                   help="load TASK from another hub id or a local folder (repeatable)")
+    a = p.parse_args(argv)
+    tasks = [t.strip() for t in a.tasks.split(",")]
+    if not all(tasks): p.error(f"--tasks {a.tasks!r} holds an empty name; choose from {','.join(STS_TASKS)}")
+    sources = {}
+    for item in a.source:
+        task, sep, src = item.partition("=")
+        if not sep or not task.strip() or not src.strip(): p.error(f"--source {item!r} is not TASK=HUB_ID_OR_FOLDER")
+        sources[task.strip()] = src.strip()
+    manifest = fetch_data(a.out, tasks, sources)
+    print(f"{len(manifest['written'])} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
+    return 0
+
 # %% ../nbs/90_cli.ipynb #c022
 def _lazy(module: str, func: str):
     "A command whose module is imported only when it is called."
@@ -349,9 +439,9 @@ COMMANDS = {
     "reproduce": (reproduce_main, "run experiment notebooks with papermill, write reports"),
     "report": (report_main, "rebuild a paper's REPORT.md from its stored run"),
     "eval-sts": (eval_sts_main, "7-task STS evaluation of an encoder"),
-    "embed": (_lazy("sentemb_lit.prompting", "embed_main"), "prompt-based sentence embeddings from a causal LM"),
+    "embed": (embed_main, "prompt-based sentence embeddings from a causal LM"),
     "generate-ranking": (generate_ranking_main, "resumable ranking-chain generation"),
-    "fetch-data": (_lazy("sentemb_lit.data", "fetch_data_main"), "write the STS data folder from the hub, once"),
+    "fetch-data": (fetch_data_main, "write the STS data folder from the hub, once"),
     "bench": (_lazy("sentemb_lit.bench", "bench_main"), "speed benchmarks (ratios measured in one run)"),
 }
 

@@ -8,7 +8,8 @@ import torch
 
 from sentemb_lit.prompting import (PromptEncoder, MaskPromptEncoder, resolve_template, split_template,
                                    normalize_sentence, fill_template, normalize_for_eos, mask_template, prompt_ids,
-                                   shared_prefix_len, encode_distributed, embed_main)
+                                   shared_prefix_len, encode_distributed)
+from sentemb_lit.cli import embed_main
 
 torch.set_num_threads(1)
 
