@@ -5,11 +5,17 @@
 # %% ../nbs/91_bench.ipynb #c002
 from __future__ import annotations
 import argparse, json, time
+from typing import Sequence
+import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
+from .chains import ranking_prompt
+from .checks import check_flag, check_sentences
+from .decoding import directional_generate, hf_guided_generate_batch
+from .prompting import PromptEncoder
 
 # %% auto #0
-__all__ = ['matmul_flops_per_s', 'bench_twin_step', 'bench_main']
+__all__ = ['BENCH_SENTENCES', 'matmul_flops_per_s', 'bench_twin_step', 'bench_decoding', 'bench_prompting', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
@@ -89,6 +95,114 @@ def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 
         tower2.zero_grad(set_to_none=True)
     return out
 
+# %% ../nbs/91_bench.ipynb #c041
+BENCH_SENTENCES = ["A man is playing a guitar on a crowded street.", "Two dogs are running through a snowy field.",
+                   "A woman in a red dress is dancing at a wedding.",
+                   "Children are building a sandcastle on the beach.",
+                   "An old man is reading a newspaper on a park bench.",
+                   "A chef is cutting vegetables in a busy kitchen.",
+                   "A cyclist rides along a mountain road at sunset.", "Three friends are laughing around a campfire.",
+                   "A little girl is feeding ducks at the pond.", "A construction worker climbs a tall ladder.",
+                   "A group of students study together in the library.", "A black cat sleeps on a sunny windowsill.",
+                   "A surfer rides a large wave in the ocean.", "Two men are playing chess in a quiet cafe.",
+                   "A boy throws a frisbee to his dog in the park.",
+                   "A musician plays the violin on a subway platform."]
+
+# %% ../nbs/91_bench.ipynb #c041c
+def _bench_batch(model, tokenizer, conds, negs, bs: int, lam: float, max_new_tokens: int, repeats: int) -> dict:
+    "Times (s) of ours, ours without the shared prefix and transformers on `conds`/`negs` in batches of `bs`."
+    n = len(conds)
+    kw = dict(lam=lam, max_new_tokens=max_new_tokens, batch_size=bs)
+    t_mine = t_hf = t_noshare = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        mine = directional_generate(model, tokenizer, conds, negs, return_details=True, **kw)
+        t_mine = min(t_mine, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        directional_generate(model, tokenizer, conds, negs, share_prefix=False, **kw)
+        t_noshare = min(t_noshare, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ref = []
+        for s in range(0, n, bs):
+            ref += hf_guided_generate_batch(model, tokenizer, conds[s:s + bs], negs[s:s + bs], lam, max_new_tokens)
+        t_hf = min(t_hf, time.perf_counter() - t0)
+    return dict(mine=mine, ref=ref, t_mine=t_mine, t_hf=t_hf, t_noshare=t_noshare)
+
+def _bench_row(bs: int, n: int, m: dict) -> dict:
+    "The result row of one batch size (tokens/s, speed-ups, identical rows), printed."
+    mine, ref, t_mine, t_hf, t_noshare = m["mine"], m["ref"], m["t_mine"], m["t_hf"], m["t_noshare"]
+    ntok = sum(len(x["ids"]) + (x["stop"] == "eos") for x in mine)
+    same = sum(x["ids"] == r for x, r in zip(mine, ref))
+    print(f"batch {bs:2d}: {n} prompts, {ntok} tokens | ours {ntok / t_mine:7.1f} tok/s"
+          f" | transformers {ntok / t_hf:7.1f} tok/s"
+          f" | speedup {t_hf / t_mine:.2f}x | identical tokens {same}/{n} rows"
+          f" | without the shared prefix {ntok / t_noshare:.1f} tok/s ({t_hf / t_noshare:.2f}x)")
+    return dict(batch=bs, prompts=n, tokens=ntok, ours_tok_s=ntok / t_mine, hf_tok_s=ntok / t_hf,
+                speedup=t_hf / t_mine, identical_rows=same, rows=n, ours_no_shared_prefix_tok_s=ntok / t_noshare,
+                speedup_no_shared_prefix=t_hf / t_noshare)
+
+# %% ../nbs/91_bench.ipynb #c041d
+def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Sequence[int] = (1, 16), lam: float = 0.5,
+                   max_new_tokens: int = 48, n_batch1: int = 4, repeats: int = 2, model=None, tokenizer=None) -> dict:
+    """Print and return tokens/s of directional_generate vs transformers' guidance-scale generate, and token identity.
+    Each measurement alternates ours / transformers `repeats` times and keeps the fastest of each (noisy machines)."""
+    if model is None:
+        from sentemb_lit.models import load_causal_lm
+        model, tokenizer = load_causal_lm(model_name)
+    sents = BENCH_SENTENCES
+    conds = [ranking_prompt(tokenizer, s) for s in sents]
+    negs = [ranking_prompt(tokenizer, s) for s in sents[1:] + sents[:1]]
+    directional_generate(model, tokenizer, conds[:1], negs[:1], lam=lam, max_new_tokens=4)      # warm-up
+    results = {}
+    print(f"threads={torch.get_num_threads()} lam={lam} max_new_tokens={max_new_tokens}")
+    for bs in batch_sizes:
+        n = n_batch1 if bs == 1 else bs
+        if n > len(sents): raise ValueError(f"batch {bs} needs at most {len(sents)} prompts")
+        m = _bench_batch(model, tokenizer, conds[:n], negs[:n], bs, lam, max_new_tokens, repeats)
+        results[bs] = _bench_row(bs, n, m)
+    return results
+
+# %% ../nbs/91_bench.ipynb #c026
+def _bench_sentences(n: int) -> list[str]:
+    "The first `n` distinct sentences of STS-B dev."
+    from sentemb_lit.data import load_sts
+    d = load_sts("stsb", "dev")
+    return list(dict.fromkeys(d.sentences1 + d.sentences2))[:n]
+
+def _print_bench(res: dict, model) -> None:
+    print(f"bench_prompting: {type(model).__name__}, template={res['template']}, {res['n']} sentences, "
+          f"batch {res['batch_size']}, prefix {res['prefix_tokens']} tokens, {res['threads']} thread(s)")
+    for k, v in res["sent_per_s"].items():
+        print(f"  {k:22s} {v:8.1f} sentences/s")
+    print(f"  prefix cache speed-up (batched): {res['cache_speedup']:.2f}x; cached batched vs one-by-one: "
+          f"{res['vs_one_by_one']:.2f}x; max |diff| {res['max_abs_diff']:.2e}")
+
+# %% ../nbs/91_bench.ipynb #c026b
+def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instruct", template: str = "ke",
+                    n: int = 64, batch_size: int = 32, sentences: Sequence[str] | None = None,
+                    verbose: bool = True) -> dict:
+    "Sentences/s of a prompt encoder with the prefix cache vs without, and vs one-by-one encoding."
+    if model is None:
+        from sentemb_lit.models import load_causal_lm
+        model, tokenizer = load_causal_lm(name)
+    sentences = check_sentences(_bench_sentences(n) if sentences is None else sentences)
+    enc = PromptEncoder(model, tokenizer, template=template, batch_size=batch_size)
+    enc.encode(sentences[:2])  # warm-up (and the prefix cache)
+    runs, embs = {}, {}
+    for label, kw in [("cached, batched", dict(use_cache=True)), ("uncached, batched", dict(use_cache=False)),
+                      ("uncached, one-by-one", dict(use_cache=False, batch_size=1))]:
+        t0 = time.perf_counter()
+        embs[label] = enc.encode(sentences, **kw)
+        runs[label] = len(sentences) / (time.perf_counter() - t0)
+    base = embs["cached, batched"]
+    res = {"template": template, "n": len(sentences), "batch_size": batch_size, "prefix_tokens": len(enc.prefix_ids),
+           "threads": torch.get_num_threads(), "sent_per_s": runs,
+           "cache_speedup": runs["cached, batched"] / runs["uncached, batched"],
+           "vs_one_by_one": runs["cached, batched"] / runs["uncached, one-by-one"],
+           "max_abs_diff": max(float(np.abs(e - base).max()) for e in embs.values())}
+    if check_flag(verbose, "verbose"): _print_bench(res, model)
+    return res
+
 # %% ../nbs/91_bench.ipynb #c012
 def _print_twin(res: dict, peak: float):
     base = res["two independent towers"]["seconds"]
@@ -112,11 +226,9 @@ def bench_main(argv=None) -> int:
         _print_twin({k: v for k, v in results["twin"].items() if isinstance(v, dict)}, peak)
     if a.only in ("decoding", "all"):
         print("== directional decoding vs transformers guidance-scale generate ==")
-        from sentemb_lit.decoding import bench_decoding
         results["decoding"] = bench_decoding()
     if a.only in ("prompting", "all"):
         print("== prompt embeddings: prefix KV cache ==")
-        from sentemb_lit.prompting import bench_prompting
         results["prompting"] = bench_prompting()
     if a.json:
         from sentemb_lit.training import atomic_write_json

@@ -8,7 +8,7 @@ import math, numbers, reprlib
 import numpy as np
 
 # %% auto #0
-__all__ = ['check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice', 'check_all_finite',
+__all__ = ['check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice', 'check_all_finite', 'check_text',
            'check_sentences']
 
 # %% ../nbs/06_checks.ipynb #c004a
@@ -100,6 +100,14 @@ def check_all_finite(x, name: str):
     if not bool(finite):
         raise ValueError(f"{name} contains NaN or inf")
     return x
+
+# %% ../nbs/06_checks.ipynb #c024u
+def check_text(value, name: str) -> str:
+    "`value` if it is one str with a non-whitespace character; else a TypeError (not a str) or a ValueError."
+    check_type(value, name, str)
+    if not value.strip():
+        raise ValueError(f"{name} must be a non-empty string (not only whitespace), got {_short(value)}")
+    return value
 
 # %% ../nbs/06_checks.ipynb #c025
 def check_sentences(sentences, what: str = "sentences") -> list[str]:

@@ -6,14 +6,22 @@
 from __future__ import annotations
 import argparse, datetime, json, os, shutil, sys, time
 from pathlib import Path
+from typing import Sequence
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from .chains import INSTRUCTIONS, generate_chains, generate_list_chains, read_sentences
+from .checks import check_number, check_positive_int
+from .data import DATA_ENV, STS_TASKS, _decode_lines, fetch_data
 from .io import LockedError, atomic_write_json, atomic_write_text, exclusive
+from .prompting import PromptEncoder, _process_state, encode_distributed, resolve_template, TEMPLATES
 from .report import build_report
 from .training import PROFILES, markdown_table
 
 # %% auto #0
-__all__ = ['PAPERS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks', 'scrub_paths',
-           'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main', 'reproduce_main',
-           'report_main', 'main']
+__all__ = ['PAPERS', 'JOB_SETTINGS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks',
+           'scrub_paths', 'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main',
+           'reproduce_main', 'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04",), "jtcse": ("1",), "ranking_sentences": ("2",), "pretcot_ke": ("3",)}
@@ -197,22 +205,243 @@ def report_main(argv=None) -> int:
     for paper in a.paper: print(rebuild_report(paper, a.profile, a.root))
     return 0
 
+# %% ../nbs/90_cli.ipynb #c034
+JOB_SETTINGS = ("model", "mode", "rounds", "lam", "first_lam", "max_new_tokens", "stop_at_newline", "prompt", "indent",
+                "few_shot")
+
+def _job_settings(a: argparse.Namespace) -> dict:
+    "The settings stored with every chain (the step mode is λ = 0 whatever --lam says)."
+    return {k: getattr(a, k) for k in JOB_SETTINGS} | ({"lam": 0.0} if a.mode == "step" else {})
+
+# %% ../nbs/90_cli.ipynb #r20job1
+def _job_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="sentemb-lit generate-ranking", description="Generate ranking chains "
+                                 "(directionally controlled decoding), resumable, one JSON line per chain.")
+    arg = ap.add_argument
+    arg("--model", default="smollm2-135m-instruct", help="registry name, HF id or local path of a chat causal LM")
+    arg("--input", required=True, help="text file, one source sentence per line")
+    arg("--out", required=True, help="JSONL output (appended; finished sources are skipped on restart)")
+    arg("--mode", choices=("controlled", "step", "list"), default="controlled",
+        help="controlled: Eq. 4 with --lam; step: λ=0 every round (Eq. 2); list: single-step numbered list")
+    arg("--rounds", type=int, default=32, help="sentences generated per chain (paper: 32)")
+    arg("--lam", type=float, default=0.5, help="λ >= 0 (guidance scale γ = 1+λ; paper γ = 1.5)")
+    arg("--first-lam", type=float, default=0.0, help="λ of round 1 (paper: 0)")
+    arg("--max-new-tokens", type=int, default=100)
+    arg("--batch-size", type=int, default=16, help="chains decoded together (2× rows with the negative stream)")
+    arg("--limit", type=int, default=None, help="use only the first N >= 1 input sentences")
+    arg("--no-stop-at-newline", dest="stop_at_newline", action="store_false",
+        help="do not stop a rewrite at its first newline")
+    arg("--prompt", choices=tuple(INSTRUCTIONS), default="ours", help="ours: the paper's paraphrase instruction; "
+        "step: its step-by-step instruction (Appendix A)")
+    arg("--no-indent", dest="indent", action="store_false", help="drop the official 28-space indentation")
+    arg("--few-shot", action="store_true", help="prepend one worked rewrite as an earlier chat turn")
+    arg("--device", default=None)
+    arg("--quiet", action="store_true", help="no progress bar")
+    return ap
+
+def _job_args(argv) -> argparse.Namespace:
+    "Parsed and checked arguments of the job."
+    a = _job_parser().parse_args(argv)
+    for k in ("rounds", "max_new_tokens", "batch_size", "limit"):
+        v = getattr(a, k)
+        if v is not None and v < 1: raise ValueError(f"--{k.replace('_', '-')} must be >= 1, got {v}")
+    check_number(a.lam, "--lam", ge=0)
+    check_number(a.first_lam, "--first-lam", ge=0)
+    return a
+
+
+# %% ../nbs/90_cli.ipynb #r20job2
+def _processes() -> tuple:
+    "(rank, number of processes, accelerate state or None): several only under torchrun / accelerate launch."
+    import os
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1: return 0, 1, None
+    from accelerate import PartialState
+    st = PartialState(cpu=not torch.cuda.is_available())               # gloo on CPU-only machines
+    return st.process_index, st.num_processes, st
+
+def _finished(out: Path, settings: dict) -> dict:
+    "source -> record of the chains already in `out` (refused when written with other settings)."
+    from sentemb_lit.io import read_jsonl
+    done = {}
+    for i, rec in enumerate(read_jsonl(out), start=1):
+        had = rec.get("settings", {})
+        mism = {k: (had.get(k), v) for k, v in settings.items() if had.get(k) != v}
+        if mism:
+            raise ValueError(f"{out}:{i} was written with other settings {mism} (file vs now); use another --out")
+        done[rec["source"]] = rec
+    return done
+
+def _decode_group(model, tokenizer, group: list[str], a, settings: dict) -> list[dict]:
+    "The chain records of one group of sources."
+    if a.mode == "list":
+        return generate_list_chains(model, tokenizer, group, n=a.rounds, max_new_tokens=a.max_new_tokens,
+                                    batch_size=a.batch_size)
+    return generate_chains(model, tokenizer, group, rounds=a.rounds, lam=settings["lam"], first_lam=a.first_lam,
+                           max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, stop_at_newline=a.stop_at_newline,
+                           prompt=a.prompt, indent=a.indent, few_shot=a.few_shot)
+
+
+# %% ../nbs/90_cli.ipynb #r20job3
+def _locked_run(out: Path, rank: int, state, body):
+    "`body()` with the main process holding the exclusive lock on `out`; every process fails if it cannot."
+    import contextlib
+    with contextlib.ExitStack() as stack:
+        err = None
+        if rank == 0:
+            try: stack.enter_context(exclusive(out))
+            except LockedError as e: err = str(e)
+        if state is not None:
+            from accelerate.utils import broadcast_object_list
+            err = broadcast_object_list([err], from_process=0)[0]
+        if err: raise LockedError(err)
+        return body()
+
+def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokenizer=None) -> dict:
+    """CLI `sentemb-lit generate-ranking`: returns {'done': finished chains in --out, 'new': chains written now}.
+    `model`/`tokenizer` override --model (tests)."""
+    a = _job_args(argv)
+    sources = read_sentences(a.input)[:a.limit]
+    settings = _job_settings(a)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rank, world, state = _processes()
+    job = lambda: _run_job(a, sources, settings, out, rank, world, state, model, tokenizer)
+    return _locked_run(out, rank, state, job)
+
+
+# %% ../nbs/90_cli.ipynb #r20job4
+def _run_job(a, sources, settings, out, rank, world, state, model, tokenizer) -> dict:
+    "Decode the groups with missing chains (process `rank` of `world` takes every world-th), main writes in order."
+    from sentemb_lit.io import append_jsonl
+    done = _finished(out, settings)
+    groups = [sources[g:g + a.batch_size] for g in range(0, len(sources), a.batch_size)]
+    groups = [g for g in groups if any(s not in done for s in g)]     # fixed groups: a cut one is decoded again whole
+    if groups and model is None:
+        from sentemb_lit.models import load_causal_lm
+        gpu = str(state.device) if state is not None and state.device.type != "cpu" else None
+        model, tokenizer = load_causal_lm(a.model, device=a.device or gpu)
+    bar = tqdm(total=len(sources), initial=len(done), desc=f"chains ({a.mode})", disable=a.quiet or rank != 0)
+    new = 0
+    for w in range(0, len(groups), world):
+        t0, mine = time.time(), groups[w + rank] if w + rank < len(groups) else []
+        recs = _decode_group(model, tokenizer, mine, a, settings) if mine else []
+        per_chain = round((time.time() - t0) / max(1, len(mine)), 3)
+        recs = [r | {"settings": settings, "seconds": per_chain} for r in recs]
+        if state is not None:
+            from accelerate.utils import gather_object
+            recs = [r for part in gather_object([recs]) for r in part]          # groups w, w+1, … in order
+        for r in recs:
+            if r["source"] in done: continue
+            if rank == 0: append_jsonl(out, r)
+            done[r["source"]] = r
+            new += 1
+            bar.update(1)
+    bar.close()
+    return {"done": sum(s in done for s in sources), "new": new}
+
+
+# %% ../nbs/90_cli.ipynb #c030
+def _embed_args(argv):
+    ap = argparse.ArgumentParser(prog="sentemb-lit embed", description=(
+        "Prompt-based sentence embeddings from a causal LM (PromptEOL / Pretended CoT / Knowledge Enhancement). "
+        "One sentence per line. Under torchrun / accelerate launch the sentences are split over the processes."))
+    ap.add_argument("--model", default="smollm2-135m-instruct", help="registry name, hub id or local path")
+    ap.add_argument("--method", default="pcot", help=f"template key {sorted(TEMPLATES)}")
+    ap.add_argument("--template", default=None, help="template text with one {sentence} slot (overrides --method)")
+    ap.add_argument("--layer", type=int, default=None, help="hidden layer (-1 last, -2 penultimate); default: preset")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--no-cache", action="store_true", help="do not reuse the template prefix's KV cache")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--input", default=None, help="read sentences from this UTF-8 file instead of stdin")
+    ap.add_argument("--out", default=None, help="write the .npy here instead of stdout")
+    return ap.parse_args(list(argv) if argv is not None else None)
+
+# %% ../nbs/90_cli.ipynb #c030b
+def _check_lines(lines: list[str]) -> list[str]:
+    "One sentence per line: no empty line, at least one line."
+    empty = [i + 1 for i, l in enumerate(lines) if not l.strip()]
+    if empty:
+        raise ValueError(f"sentemb-lit embed: line {empty[0]} is empty ({len(empty)} empty line(s)); "
+                         f"one sentence per line")
+    if not lines:
+        raise ValueError("sentemb-lit embed: no input sentences")
+    return lines
+
+def _input_lines(path, stdin) -> list[str]:
+    "The sentences of the file `path` (UTF-8; a bad byte named by file:line), else of `stdin` (text)."
+    if path is not None:
+        return _check_lines(_decode_lines(path, Path(path).read_bytes()))
+    lines = (stdin or sys.stdin).read().split("\n")
+    return _check_lines(lines[:-1] if lines[-1] == "" else lines)
+
+# %% ../nbs/90_cli.ipynb #c030c
+def _write_embeddings(emb: np.ndarray, out, stdout) -> None:
+    "The .npy of `emb` to the file `out` (atomically: a temporary file beside it, then a rename), else to stdout."
+    import os, tempfile
+    if not out:
+        stream = stdout or sys.stdout.buffer
+        np.save(stream, emb)
+        stream.flush()
+        return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)), suffix=".npy.tmp")
+    with os.fdopen(fd, "wb") as f:
+        np.save(f, emb)
+    os.replace(tmp, out)
+
+# %% ../nbs/90_cli.ipynb #c030d
+def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> int:
+    "CLI `sentemb-lit embed`: prompt embeddings of the input lines written as .npy (by the main process only)."
+    a = _embed_args(argv)
+    template = a.template if a.template is not None else a.method
+    resolve_template(template)  # fail fast, before loading a model
+    check_positive_int(a.batch_size, "--batch-size")
+    lines = _input_lines(a.input, stdin)
+    device = a.device if a.device is not None else (_process_state().device if torch.cuda.is_available() else None)
+    enc = PromptEncoder.from_name(a.model, template=template, layer=a.layer, device=device,
+                                  batch_size=a.batch_size, use_cache=not a.no_cache)
+    emb = encode_distributed(enc, lines)
+    if not _process_state().is_main_process:
+        return 0
+    _write_embeddings(emb, a.out, stdout)
+    print(f"sentemb-lit embed: {emb.shape[0]} x {emb.shape[1]} float32 ({enc})", file=sys.stderr)
+    return 0
+
+# %% ../nbs/90_cli.ipynb #cli201
+def fetch_data_main(argv: Sequence[str] | None = None) -> int:
+    "`sentemb-lit fetch-data --out DIR [--tasks sts12,stsb] [--source TASK=HUB_ID_OR_FOLDER ...]`."
+    p = argparse.ArgumentParser(prog="sentemb-lit fetch-data", description="Write a local STS data root from the "
+                                "Hugging Face hub once, to work offline with SENTEMB_DATA=DIR afterwards.")
+    p.add_argument("--out", required=True, help="the folder to write (created if needed)")
+    p.add_argument("--tasks", default=",".join(STS_TASKS), help="comma-separated tasks (default: all seven)")
+    p.add_argument("--source", action="append", default=[], metavar="TASK=HUB_ID_OR_FOLDER",
+                   help="load TASK from another hub id or a local folder (repeatable)")
+    a = p.parse_args(argv)
+    tasks = [t.strip() for t in a.tasks.split(",")]
+    if not all(tasks): p.error(f"--tasks {a.tasks!r} holds an empty name; choose from {','.join(STS_TASKS)}")
+    sources = {}
+    for item in a.source:
+        task, sep, src = item.partition("=")
+        if not sep or not task.strip() or not src.strip(): p.error(f"--source {item!r} is not TASK=HUB_ID_OR_FOLDER")
+        sources[task.strip()] = src.strip()
+    manifest = fetch_data(a.out, tasks, sources)
+    print(f"{len(manifest['written'])} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
+    return 0
+
 # %% ../nbs/90_cli.ipynb #c022
 def _lazy(module: str, func: str):
-    "A command implemented next to its code, imported only when called; a non-int return (a summary) means success."
+    "A command whose module is imported only when it is called."
     def run(argv):
         import importlib
-        result = getattr(importlib.import_module(module), func)(argv)
-        return result if isinstance(result, int) else 0
+        return getattr(importlib.import_module(module), func)(argv)
     return run
 
 COMMANDS = {
     "reproduce": (reproduce_main, "run experiment notebooks with papermill, write reports"),
     "report": (report_main, "rebuild a paper's REPORT.md from its stored run"),
     "eval-sts": (eval_sts_main, "7-task STS evaluation of an encoder"),
-    "embed": (_lazy("sentemb_lit.prompting", "embed_main"), "prompt-based sentence embeddings from a causal LM"),
-    "generate-ranking": (_lazy("sentemb_lit.decoding", "generate_ranking_main"), "resumable ranking-chain generation"),
-    "fetch-data": (_lazy("sentemb_lit.data", "fetch_data_main"), "write the STS data folder from the hub, once"),
+    "embed": (embed_main, "prompt-based sentence embeddings from a causal LM"),
+    "generate-ranking": (generate_ranking_main, "resumable ranking-chain generation"),
+    "fetch-data": (fetch_data_main, "write the STS data folder from the hub, once"),
     "bench": (_lazy("sentemb_lit.bench", "bench_main"), "speed benchmarks (ratios measured in one run)"),
 }
 
@@ -234,7 +463,7 @@ def main(argv=None) -> int:
         _usage(sys.stderr)
         print(f"sentemb-lit: error: unknown command {argv[0]!r}", file=sys.stderr)
         return 2
-    try: return COMMANDS[argv[0]][0](argv[1:])
+    try: result = COMMANDS[argv[0]][0](argv[1:])
     except SystemExit as e: return e.code if isinstance(e.code, int) else 2          # argparse: message printed
     except KeyboardInterrupt: return 130
     except Exception as e:                                                           # noqa: BLE001
@@ -243,3 +472,4 @@ def main(argv=None) -> int:
         msg = " ".join(str(e).split()) or type(e).__name__
         print(f"sentemb-lit {argv[0]}: {kind}: {msg} (rerun with --debug for the traceback)", file=sys.stderr)
         return 2 if isinstance(e, INPUT_ERRORS) else 1
+    return result if isinstance(result, int) else 0          # a summary (generate-ranking) means success

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_data.ipynb #c003
 from __future__ import annotations
-import argparse, gzip, hashlib, json, math, os, socket, threading
+import gzip, hashlib, json, math, os, socket, threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -16,7 +16,7 @@ from .checks import check_choice, check_flag, check_type
 # %% auto #0
 __all__ = ['DATA_ENV', 'STS_TASKS', 'STS_VARIANTS', 'STS_SPLITS', 'STS_SIZES', 'STS_HEADER', 'HUB_STS', 'HUB_SPLITS',
            'HUB_PROBE_TIMEOUT', 'FETCH_MANIFEST', 'CORPORA', 'data_root', 'STSData', 'load_sts', 'load_corpus',
-           'training_corpus', 'fetch_data', 'fetch_data_main', 'check_sentences']
+           'training_corpus', 'fetch_data', 'check_sentences']
 
 # %% ../nbs/00_data.ipynb #c005
 DATA_ENV = "SENTEMB_DATA"
@@ -379,24 +379,3 @@ def fetch_data(out_dir, tasks: Sequence[str] = STS_TASKS, sources: Mapping[str, 
         manifest = {"written": written, "skipped": skipped}
         atomic_write_json(out / FETCH_MANIFEST, manifest)
     return manifest
-
-# %% ../nbs/00_data.ipynb #c033
-def fetch_data_main(argv: Sequence[str] | None = None) -> int:
-    "`sentemb-lit fetch-data --out DIR [--tasks sts12,stsb] [--source TASK=HUB_ID_OR_FOLDER ...]`."
-    p = argparse.ArgumentParser(prog="sentemb-lit fetch-data", description="Write a local STS data root from the "
-                                "Hugging Face hub once, to work offline with SENTEMB_DATA=DIR afterwards.")
-    p.add_argument("--out", required=True, help="the folder to write (created if needed)")
-    p.add_argument("--tasks", default=",".join(STS_TASKS), help="comma-separated tasks (default: all seven)")
-    p.add_argument("--source", action="append", default=[], metavar="TASK=HUB_ID_OR_FOLDER",
-                   help="load TASK from another hub id or a local folder (repeatable)")
-    a = p.parse_args(argv)
-    tasks = [t.strip() for t in a.tasks.split(",")]
-    if not all(tasks): p.error(f"--tasks {a.tasks!r} holds an empty name; choose from {','.join(STS_TASKS)}")
-    sources = {}
-    for item in a.source:
-        task, sep, src = item.partition("=")
-        if not sep or not task.strip() or not src.strip(): p.error(f"--source {item!r} is not TASK=HUB_ID_OR_FOLDER")
-        sources[task.strip()] = src.strip()
-    manifest = fetch_data(a.out, tasks, sources)
-    print(f"{len(manifest['written'])} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
-    return 0

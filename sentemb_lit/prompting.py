@@ -4,20 +4,16 @@
 
 # %% ../nbs/30_prompt_embedding.ipynb #c002
 from __future__ import annotations
-import argparse, sys, time
-from pathlib import Path
 from typing import Sequence
 import numpy as np
 import torch
-from .checks import check_choice, check_flag, check_positive_int, check_sentences, check_type
-from .data import _decode_lines
+from .checks import check_choice, check_flag, check_positive_int, check_sentences, check_text, check_type
 from .models import EncodeAPI, sentences_of
 
 # %% auto #0
 __all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'MASK_EOS', 'MASK_AGGREGATIONS', 'resolve_template',
            'split_template', 'normalize_sentence', 'fill_template', 'prompt_ids', 'shared_prefix_len', 'PromptEncoder',
-           'mask_template', 'normalize_for_eos', 'MaskPromptEncoder', 'bench_prompting', 'encode_distributed',
-           'embed_main']
+           'mask_template', 'normalize_for_eos', 'MaskPromptEncoder', 'encode_distributed']
 
 # %% ../nbs/30_prompt_embedding.ipynb #ic01
 def _check_model(model, what: str = "model"):
@@ -72,8 +68,7 @@ def _check_ids(ids, prefix_ids) -> None:
 def _check_mask_args(n_masks, eos, mask_token) -> int:
     "The arguments of a [MASK] template: 1..16 masks, a known ending, a non-empty mask token; `n_masks` as an int."
     n_masks = check_positive_int(n_masks, "n_masks", maximum=16)
-    if not isinstance(mask_token, str) or not mask_token.strip():
-        raise TypeError(f"mask_token must be a non-empty str, got {mask_token!r}")
+    check_text(mask_token, "mask_token")
     check_choice(eos, "EOS", MASK_EOS)
     return n_masks
 
@@ -197,7 +192,7 @@ def _distinct(sentences: Sequence[str]) -> tuple[list[str], list[int]]:
 def prompt_ids(tokenizer, prompt: str, bos="auto") -> list[int]:
     "Token ids of one whole prompt as the reference code feeds them (one tokenizer call on the full text)."
     _check_tokenizer(tokenizer)
-    check_type(prompt, "prompt", str)
+    check_text(prompt, "prompt")
     if bos == "auto":
         return list(tokenizer(prompt)["input_ids"])
     return _bos_ids(tokenizer, bos) + list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
@@ -475,47 +470,6 @@ def _mask_states(self, sentences: Sequence[str], batch_size: int | None = None) 
 
 MaskPromptEncoder.mask_states = _mask_states
 
-# %% ../nbs/30_prompt_embedding.ipynb #c026
-def _bench_sentences(n: int) -> list[str]:
-    "The first `n` distinct sentences of STS-B dev."
-    from sentemb_lit.data import load_sts
-    d = load_sts("stsb", "dev")
-    return _distinct(d.sentences1 + d.sentences2)[0][:n]
-
-def _print_bench(res: dict, model) -> None:
-    print(f"bench_prompting: {type(model).__name__}, template={res['template']}, {res['n']} sentences, "
-          f"batch {res['batch_size']}, prefix {res['prefix_tokens']} tokens, {res['threads']} thread(s)")
-    for k, v in res["sent_per_s"].items():
-        print(f"  {k:22s} {v:8.1f} sentences/s")
-    print(f"  prefix cache speed-up (batched): {res['cache_speedup']:.2f}x; cached batched vs one-by-one: "
-          f"{res['vs_one_by_one']:.2f}x; max |diff| {res['max_abs_diff']:.2e}")
-
-# %% ../nbs/30_prompt_embedding.ipynb #c026b
-def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instruct", template: str = "ke",
-                    n: int = 64, batch_size: int = 32, sentences: Sequence[str] | None = None,
-                    verbose: bool = True) -> dict:
-    "Sentences/s of a prompt encoder with the prefix cache vs without, and vs one-by-one encoding."
-    if model is None:
-        from sentemb_lit.models import load_causal_lm
-        model, tokenizer = load_causal_lm(name)
-    sentences = check_sentences(_bench_sentences(n) if sentences is None else sentences)
-    enc = PromptEncoder(model, tokenizer, template=template, batch_size=batch_size)
-    enc.encode(sentences[:2])  # warm-up (and the prefix cache)
-    runs, embs = {}, {}
-    for label, kw in [("cached, batched", dict(use_cache=True)), ("uncached, batched", dict(use_cache=False)),
-                      ("uncached, one-by-one", dict(use_cache=False, batch_size=1))]:
-        t0 = time.perf_counter()
-        embs[label] = enc.encode(sentences, **kw)
-        runs[label] = len(sentences) / (time.perf_counter() - t0)
-    base = embs["cached, batched"]
-    res = {"template": template, "n": len(sentences), "batch_size": batch_size, "prefix_tokens": len(enc.prefix_ids),
-           "threads": torch.get_num_threads(), "sent_per_s": runs,
-           "cache_speedup": runs["cached, batched"] / runs["uncached, batched"],
-           "vs_one_by_one": runs["cached, batched"] / runs["uncached, one-by-one"],
-           "max_abs_diff": max(float(np.abs(e - base).max()) for e in embs.values())}
-    if check_flag(verbose, "verbose"): _print_bench(res, model)
-    return res
-
 # %% ../nbs/30_prompt_embedding.ipynb #h17
 def _process_state():
     "accelerate's process state; on a machine without CUDA the processes of torchrun form a MULTI_CPU group (gloo)."
@@ -536,69 +490,3 @@ def encode_distributed(encoder, sentences, **kwargs):
     if isinstance(parts[0], dict):
         return {l: np.concatenate([p[l] for p in parts]) for l in parts[0]}
     return np.concatenate(parts)
-
-# %% ../nbs/30_prompt_embedding.ipynb #c030
-def _embed_args(argv):
-    ap = argparse.ArgumentParser(prog="sentemb-lit embed", description=(
-        "Prompt-based sentence embeddings from a causal LM (PromptEOL / Pretended CoT / Knowledge Enhancement). "
-        "One sentence per line. Under torchrun / accelerate launch the sentences are split over the processes."))
-    ap.add_argument("--model", default="smollm2-135m-instruct", help="registry name, hub id or local path")
-    ap.add_argument("--method", default="pcot", help=f"template key {sorted(TEMPLATES)}")
-    ap.add_argument("--template", default=None, help="template text with one {sentence} slot (overrides --method)")
-    ap.add_argument("--layer", type=int, default=None, help="hidden layer (-1 last, -2 penultimate); default: preset")
-    ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--no-cache", action="store_true", help="do not reuse the template prefix's KV cache")
-    ap.add_argument("--device", default=None)
-    ap.add_argument("--input", default=None, help="read sentences from this UTF-8 file instead of stdin")
-    ap.add_argument("--out", default=None, help="write the .npy here instead of stdout")
-    return ap.parse_args(list(argv) if argv is not None else None)
-
-# %% ../nbs/30_prompt_embedding.ipynb #c030b
-def _check_lines(lines: list[str]) -> list[str]:
-    "One sentence per line: no empty line, at least one line."
-    empty = [i + 1 for i, l in enumerate(lines) if not l.strip()]
-    if empty:
-        raise ValueError(f"sentemb-lit embed: line {empty[0]} is empty ({len(empty)} empty line(s)); "
-                         f"one sentence per line")
-    if not lines:
-        raise ValueError("sentemb-lit embed: no input sentences")
-    return lines
-
-def _input_lines(path, stdin) -> list[str]:
-    "The sentences of the file `path` (UTF-8; a bad byte named by file:line), else of `stdin` (text)."
-    if path is not None:
-        return _check_lines(_decode_lines(path, Path(path).read_bytes()))
-    lines = (stdin or sys.stdin).read().split("\n")
-    return _check_lines(lines[:-1] if lines[-1] == "" else lines)
-
-# %% ../nbs/30_prompt_embedding.ipynb #c030c
-def _write_embeddings(emb: np.ndarray, out, stdout) -> None:
-    "The .npy of `emb` to the file `out` (atomically: a temporary file beside it, then a rename), else to stdout."
-    import os, tempfile
-    if not out:
-        stream = stdout or sys.stdout.buffer
-        np.save(stream, emb)
-        stream.flush()
-        return
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(out)), suffix=".npy.tmp")
-    with os.fdopen(fd, "wb") as f:
-        np.save(f, emb)
-    os.replace(tmp, out)
-
-# %% ../nbs/30_prompt_embedding.ipynb #c030d
-def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> int:
-    "CLI `sentemb-lit embed`: prompt embeddings of the input lines written as .npy (by the main process only)."
-    a = _embed_args(argv)
-    template = a.template if a.template is not None else a.method
-    resolve_template(template)  # fail fast, before loading a model
-    check_positive_int(a.batch_size, "--batch-size")
-    lines = _input_lines(a.input, stdin)
-    device = a.device if a.device is not None else (_process_state().device if torch.cuda.is_available() else None)
-    enc = PromptEncoder.from_name(a.model, template=template, layer=a.layer, device=device,
-                                  batch_size=a.batch_size, use_cache=not a.no_cache)
-    emb = encode_distributed(enc, lines)
-    if not _process_state().is_main_process:
-        return 0
-    _write_embeddings(emb, a.out, stdout)
-    print(f"sentemb-lit embed: {emb.shape[0]} x {emb.shape[1]} float32 ({enc})", file=sys.stderr)
-    return 0

@@ -8,7 +8,8 @@ import torch
 
 from sentemb_lit.prompting import (PromptEncoder, MaskPromptEncoder, resolve_template, split_template,
                                    normalize_sentence, fill_template, normalize_for_eos, mask_template, prompt_ids,
-                                   shared_prefix_len, encode_distributed, embed_main)
+                                   shared_prefix_len, encode_distributed)
+from sentemb_lit.cli import embed_main
 
 torch.set_num_threads(1)
 
@@ -169,8 +170,10 @@ def test_mask_template_bad(n, eos, err, match):
 
 
 def test_mask_template_bad_mask_token():
-    with pytest.raises(TypeError, match=r"mask_token must be a non-empty str, got 103"):
+    with pytest.raises(TypeError, match=r"mask_token must be a str, got int: 103"):
         mask_template(2, ".", mask_token=103)
+    with pytest.raises(ValueError, match=r"mask_token must be a non-empty string \(not only whitespace\), got ' '"):
+        mask_template(2, ".", mask_token=" ")
 
 
 @pytest.mark.parametrize("sentence, eos, err, match", [

@@ -1,10 +1,12 @@
-"""Bad inputs to sentemb_lit.ranking and the ranking-chain job (sentemb_lit.decoding): each gives a clear error of the
-right type whose message names the offending argument or file."""
+"""Bad inputs to sentemb_lit.ranking, the guided decoder (sentemb_lit.decoding), the chains (sentemb_lit.chains) and the
+ranking-chain job (sentemb_lit.cli): each gives a clear error of the right type whose message names the offending
+argument or file."""
 import json, math
 import numpy as np
 import pytest, torch
 from sentemb_lit import ranking as R
-from sentemb_lit import decoding as D
+from sentemb_lit import chains as C, decoding as D
+from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.io import CorruptFileError, LockedError, exclusive
 from sentemb_lit.models import tiny_bert, tiny_llama
 
@@ -119,7 +121,7 @@ def llama():
 ])
 def test_negative_lambda(llama, fn, kw, msg):
     m, t = llama
-    with pytest.raises(ValueError, match=msg): getattr(D, fn)(m, t, **kw)
+    with pytest.raises(ValueError, match=msg): getattr(C if fn == "generate_chains" else D, fn)(m, t, **kw)
 
 
 @pytest.mark.parametrize("extra,msg", [
@@ -134,7 +136,7 @@ def test_negative_lambda(llama, fn, kw, msg):
 def test_job_arguments(tmp_path, llama, extra, msg):
     (tmp_path / "s.txt").write_text("A dog runs.\n")
     args = ["--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "o.jsonl"), "--quiet"]
-    with pytest.raises(ValueError, match=msg): D.generate_ranking_main(args + extra, model=llama[0], tokenizer=llama[1])
+    with pytest.raises(ValueError, match=msg): generate_ranking_main(args + extra, model=llama[0], tokenizer=llama[1])
     assert not (tmp_path / "o.jsonl").exists()
 
 
@@ -143,21 +145,21 @@ def test_job_files(tmp_path, llama):
     inp, out = tmp_path / "s.txt", tmp_path / "o.jsonl"
     inp.write_text("A dog runs.\nA cat sleeps.\n")
     args = ["--input", str(inp), "--out", str(out), "--rounds", "1", "--max-new-tokens", "2", "--quiet"]
-    D.generate_ranking_main(args + ["--limit", "1"], model=m, tokenizer=t)
+    generate_ranking_main(args + ["--limit", "1"], model=m, tokenizer=t)
     good = out.read_text()
     out.write_text(good + "{not json\n")                         # a corrupt line is named by file and line
-    with pytest.raises(CorruptFileError, match=r"o\.jsonl:2"): D.generate_ranking_main(args, model=m, tokenizer=t)
+    with pytest.raises(CorruptFileError, match=r"o\.jsonl:2"): generate_ranking_main(args, model=m, tokenizer=t)
     out.write_text(good)
     with pytest.raises(ValueError, match=r"o\.jsonl:1 was written with other settings .*rounds"):
-        D.generate_ranking_main(args + ["--rounds", "2"], model=m, tokenizer=t)
+        generate_ranking_main(args + ["--rounds", "2"], model=m, tokenizer=t)
     with exclusive(out):
         with pytest.raises(LockedError, match=r"o\.jsonl is in use by another process"):
-            D.generate_ranking_main(args, model=m, tokenizer=t)
+            generate_ranking_main(args, model=m, tokenizer=t)
     (tmp_path / "latin1.txt").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
     with pytest.raises(ValueError, match=r"latin1\.txt.*not UTF-8"):
-        D.generate_ranking_main(["--input", str(tmp_path / "latin1.txt"), "--out", str(out)], model=m, tokenizer=t)
+        generate_ranking_main(["--input", str(tmp_path / "latin1.txt"), "--out", str(out)], model=m, tokenizer=t)
     with pytest.raises(FileNotFoundError, match=r"missing\.txt.*does not exist"):
-        D.generate_ranking_main(["--input", str(tmp_path / "missing.txt"), "--out", str(out)], model=m, tokenizer=t)
+        generate_ranking_main(["--input", str(tmp_path / "missing.txt"), "--out", str(out)], model=m, tokenizer=t)
 
 
 def test_prompt_longer_than_the_model_positions_is_refused():
@@ -171,7 +173,7 @@ def test_prompt_longer_than_the_model_positions_is_refused():
 
 
 def test_monotonicity_refuses_nan_similarities():
-    from sentemb_lit.decoding import monotonicity
+    from sentemb_lit.chains import monotonicity
     with pytest.raises(ValueError, match="S .* NaN or inf"): monotonicity(np.full((2, 3, 3), np.nan))
 
 
@@ -230,13 +232,13 @@ def test_shared_cosine_keeps_the_numbers():
 
 
 # =====================================================================================================
-# sentemb_lit.decoding: hf_guided_generate, shuffle_chains, filter_chains (helper H4's block)
+# sentemb_lit.decoding.hf_guided_generate, sentemb_lit.chains: shuffle_chains, filter_chains (helper H4's block)
 # =====================================================================================================
 
 @pytest.mark.parametrize("kw, err, msg", [
     (dict(lam=-0.5), ValueError, r"lam must be a finite number >= 0 \(λ of Eq. 4\), got -0.5"),
-    (dict(cond_prompt=""), ValueError, "cond_prompt is an empty or whitespace-only string"),
-    (dict(neg_prompt="   "), ValueError, "neg_prompt is an empty or whitespace-only string"),
+    (dict(cond_prompt=""), ValueError, r"cond_prompt must be a non-empty string \(not only whitespace\)"),
+    (dict(neg_prompt="   "), ValueError, r"neg_prompt must be a non-empty string \(not only whitespace\)"),
     (dict(cond_prompt=["a prompt"]), TypeError, "cond_prompt must be a str, got list"),
 ])
 def test_hf_guided_generate_bad_inputs(llama, kw, err, msg):
@@ -249,11 +251,11 @@ def test_shuffle_chains_refuses_a_string_chain():
     "A str chain would be shuffled character by character."
     recs = [dict(chain=["x0", "a", "b"]), dict(chain="x0 a b")]
     with pytest.raises(TypeError, match=r"recs\[1\]\['chain'\] must be a list of sentences, got str"):
-        D.shuffle_chains(recs)
+        C.shuffle_chains(recs)
 
 
 @pytest.mark.parametrize("min_repeat, err", [(0, ValueError), (-2, ValueError), ("3", ValueError)])
 def test_filter_chains_min_repeat(min_repeat, err):
     "min_repeat=0 would flag every chain as a repeat."
     with pytest.raises(err, match=f"min_repeat must be a positive int, got {min_repeat!r}"):
-        D.filter_chains([dict(chain=["a", "b"], stops=["eos"])], min_repeat=min_repeat)
+        C.filter_chains([dict(chain=["a", "b"], stops=["eos"])], min_repeat=min_repeat)

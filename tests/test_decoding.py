@@ -1,7 +1,9 @@
-"Bad-input and edge-case tests of sentemb_lit.decoding (fast; tiny random LLaMA)."
+"""Bad-input and edge-case tests of sentemb_lit.decoding, sentemb_lit.chains and the generate-ranking job of
+sentemb_lit.cli (fast; tiny random LLaMA)."""
 import json
 import numpy as np, pytest, torch
-from sentemb_lit import decoding as D
+from sentemb_lit import chains as C, decoding as D
+from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.models import tiny_llama
 
 @pytest.fixture(scope="module")
@@ -53,39 +55,39 @@ def test_shared_prefix_matches_unshared(tl):
     with pytest.raises(ValueError, match="at least one"): D.common_prefix_len([])
 
 def test_prompts_and_filters():
-    with pytest.raises(ValueError, match="Unknown prompt"): D.instruction_text("x", prompt="other")
-    with pytest.raises(TypeError): D.instruction_text(3)
-    with pytest.raises(ValueError, match="Unknown filter"): D.filter_chains([], rules=["x"])
-    kept, counts = D.filter_chains([])
+    with pytest.raises(ValueError, match="Unknown prompt"): C.instruction_text("x", prompt="other")
+    with pytest.raises(TypeError): C.instruction_text(3)
+    with pytest.raises(ValueError, match="Unknown filter"): C.filter_chains([], rules=["x"])
+    kept, counts = C.filter_chains([])
     assert kept == [] and counts["total"] == 0
 
 def test_monotonicity_bad_shapes():
-    with pytest.raises(ValueError, match="K >= 3"): D.monotonicity(np.ones((1, 2, 2)))
-    with pytest.raises(ValueError, match="no chains"): D.chain_similarity(lambda s: np.ones((len(s), 2)), [])
+    with pytest.raises(ValueError, match="K >= 3"): C.monotonicity(np.ones((1, 2, 2)))
+    with pytest.raises(ValueError, match="no chains"): C.chain_similarity(lambda s: np.ones((len(s), 2)), [])
     with pytest.raises(ValueError, match="same length"):
-        D.chain_similarity(lambda s: np.ones((len(s), 2)), [{"chain": ["a", "b"]}, {"chain": ["a"]}])
+        C.chain_similarity(lambda s: np.ones((len(s), 2)), [{"chain": ["a", "b"]}, {"chain": ["a"]}])
     with pytest.raises(ValueError, match="zero vector"):
-        D.chain_similarity(lambda s: np.zeros((len(s), 2)), [{"chain": ["a", "b"]}])
+        C.chain_similarity(lambda s: np.zeros((len(s), 2)), [{"chain": ["a", "b"]}])
 
 def test_job_errors(tmp_path, tl):
     m, t = tl
     (tmp_path / "empty.txt").write_text("\n  \n")
     with pytest.raises(ValueError, match="no sentences"):
-        D.generate_ranking_main(["--input", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "o.jsonl")], model=m, tokenizer=t)
+        generate_ranking_main(["--input", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "o.jsonl")], model=m, tokenizer=t)
     (tmp_path / "s.txt").write_text("A dog.\n")
     with pytest.raises(ValueError, match="must be >= 1"):
-        D.generate_ranking_main(["--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "o.jsonl"), "--rounds", "0"], model=m, tokenizer=t)
+        generate_ranking_main(["--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "o.jsonl"), "--rounds", "0"], model=m, tokenizer=t)
     with pytest.raises(SystemExit):
-        D.generate_ranking_main(["--out", "x"])          # --input missing: argparse error
+        generate_ranking_main(["--out", "x"])          # --input missing: argparse error
 
 def test_job_torn_line_is_ignored_and_redone(tmp_path, tl):
     m, t = tl
     (tmp_path / "s.txt").write_text("A dog runs.\nA cat sleeps.\n")
     out = tmp_path / "o.jsonl"
     args = ["--input", str(tmp_path / "s.txt"), "--out", str(out), "--rounds", "1", "--max-new-tokens", "3", "--quiet"]
-    assert D.generate_ranking_main(args + ["--limit", "1"], model=m, tokenizer=t)["new"] == 1
+    assert generate_ranking_main(args + ["--limit", "1"], model=m, tokenizer=t)["new"] == 1
     with open(out, "a") as f: f.write('{"source": "A cat sl')          # an interrupted write
-    r = D.generate_ranking_main(args, model=m, tokenizer=t)
+    r = generate_ranking_main(args, model=m, tokenizer=t)
     assert r["new"] == 1 and r["done"] == 2
 
 
@@ -131,14 +133,14 @@ def test_sigkill_mid_run_then_resume(tmp_path, saved_llama):
     ref, cut = tmp_path / "ref.jsonl", tmp_path / "cut.jsonl"
     from sentemb_lit.models import load_causal_lm
     m, t = load_causal_lm(str(saved_llama))
-    assert D.generate_ranking_main(_job_args(saved_llama, inp, ref), model=m, tokenizer=t)["new"] == len(SOURCES)
+    assert generate_ranking_main(_job_args(saved_llama, inp, ref), model=m, tokenizer=t)["new"] == len(SOURCES)
     p = subprocess.Popen([sys.executable, "-c", RUN, *_job_args(saved_llama, inp, cut)], env=_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     t0 = time.time()
     while not (cut.exists() and cut.read_text().count("\n") >= 1) and time.time() - t0 < 120 and p.poll() is None:
         time.sleep(0.01)
     with pytest.raises(LockedError, match="in use"):          # meanwhile a second writer on the same file is refused
-        D.generate_ranking_main(_job_args(saved_llama, inp, cut), model=m, tokenizer=t)
+        generate_ranking_main(_job_args(saved_llama, inp, cut), model=m, tokenizer=t)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     assert p.returncode == -signal.SIGKILL, p.stderr.read()[-2000:]

@@ -1,4 +1,4 @@
-"fetch_data / fetch_data_main: the hub → local data root path, run offline on local `datasets` sources."
+"fetch_data / sentemb_lit.cli.fetch_data_main: the hub → local data root path, run offline on local `datasets` sources."
 import hashlib
 import json
 import socket
@@ -8,7 +8,8 @@ import datasets
 import numpy as np
 import pytest
 from sentemb_lit import data as D
-from sentemb_lit.data import FETCH_MANIFEST, STSData, fetch_data, fetch_data_main, load_sts
+from sentemb_lit.data import FETCH_MANIFEST, STSData, fetch_data, load_sts
+from sentemb_lit.cli import fetch_data_main
 from sentemb_lit.io import LockedError, exclusive
 
 

@@ -9,7 +9,8 @@ import torch
 
 from sentemb_lit.prompting import (TEMPLATES, PRESET_LAYERS, PromptEncoder, MaskPromptEncoder, split_template,
                                    normalize_sentence, normalize_for_eos, prompt_ids, shared_prefix_len,
-                                   encode_distributed, embed_main)
+                                   encode_distributed)
+from sentemb_lit.cli import embed_main
 
 torch.set_num_threads(1)
 
@@ -236,7 +237,8 @@ import json, sys
 import numpy as np, torch
 from accelerate import PartialState
 from sentemb_lit.models import tiny_llama
-from sentemb_lit.prompting import PromptEncoder, encode_distributed, embed_main
+from sentemb_lit.prompting import PromptEncoder, encode_distributed
+from sentemb_lit.cli import embed_main
 torch.set_num_threads(1)
 args = json.loads(sys.argv[1])
 state = PartialState(cpu=True)
