@@ -28,9 +28,9 @@ PAPERS = {"baselines": ("04",), "jtcse": ("1",), "ranking_sentences": ("2",), "p
 
 def _is_project(d: Path) -> bool: return (d / "settings.ini").exists() and (d / "nbs").is_dir()
 
-def project_root(root=None) -> Path:
-    "The project folder: `root`, else $SENTEMB_ROOT, else the working directory or a parent with settings.ini + nbs/."
-    given = root or os.environ.get("SENTEMB_ROOT")
+def project_root(project=None) -> Path:
+    "The project folder: `project`, else $SENTEMB_ROOT, else the working directory or a parent with settings.ini, nbs/."
+    given = project or os.environ.get("SENTEMB_ROOT")
     if given:
         if not _is_project(Path(given)): raise FileNotFoundError(f"{given} is not a sentemb_lit project folder "
                                                                  "(settings.ini and nbs/ expected)")
@@ -53,10 +53,10 @@ def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
             if p.name.startswith(PAPERS[paper]) and has_parameters_cell(p)]
 
 # %% ../nbs/90_cli.ipynb #scrub01
-def scrub_paths(nb_path: Path, root: Path) -> Path:
+def scrub_paths(nb_path: Path, project: Path) -> Path:
     "Replace the machine's absolute paths in an executed notebook: project and virtual env by `.`, home by `~`."
     text = Path(nb_path).read_text(encoding="utf-8")
-    for prefix in sorted({str(Path(root).resolve()), str(Path(sys.prefix).resolve())}, key=len, reverse=True):
+    for prefix in sorted({str(Path(project).resolve()), str(Path(sys.prefix).resolve())}, key=len, reverse=True):
         text = text.replace(prefix + "/", "./").replace(prefix, ".")
     text = text.replace(str(Path.home()) + "/", "~/")                 # caches under the user's home
     atomic_write_text(nb_path, text)
@@ -88,53 +88,53 @@ def _promote(attempt: Path, record: Path) -> Path:
     return record
 
 # %% ../nbs/90_cli.ipynb #c011
-def reproduce_paper(paper: str, profile: str, root: Path, timeout: int | None = None) -> tuple[list[dict], Path]:
+def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None = None) -> tuple[list[dict], Path]:
     "Run one paper's notebooks into a fresh attempt folder; promote it only if all succeeded. (statuses, folder)."
-    paper_dir = root / "papers" / paper
+    paper_dir = project / "papers" / paper
     record = paper_dir / "runs" / profile
     with exclusive(record):
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
         run_dir = paper_dir / "runs" / f"{profile}.attempt-{stamp}"
         run_dir.mkdir(parents=True)
         statuses = []
-        for nb in experiment_notebooks(paper, root / "nbs"):
+        for nb in experiment_notebooks(paper, project / "nbs"):
             print(f"[{paper}] {nb.name} (profile {profile}) …", flush=True)
-            statuses.append(run_notebook(nb, run_dir, profile, root / "nbs", timeout))
+            statuses.append(run_notebook(nb, run_dir, profile, project / "nbs", timeout))
             s = statuses[-1]
             print(f"[{paper}] {nb.name}: {s['status']} in {s['seconds']} s {s['error']}", flush=True)
         atomic_write_json(run_dir / "statuses.json", statuses)
         ok = bool(statuses) and all(s["status"] == "ok" for s in statuses)
         if ok: run_dir = _promote(run_dir, record)
-        report = build_report(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(root))
+        report = build_report(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project))
         atomic_write_text(run_dir / "REPORT.md", report)
         if ok and profile != "smoke": atomic_write_text(paper_dir / "REPORT.md", report)
     return statuses, run_dir
 
 # %% ../nbs/90_cli.ipynb #c012
-def reproduce(papers=None, profile: str = "smoke", root=None, timeout: int | None = None) -> dict:
+def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | None = None) -> dict:
     "Run the experiment notebooks of `papers` at `profile`. Returns paper -> {'statuses', 'run_dir'}."
     if profile not in PROFILES: raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}")
-    root = project_root(root)
+    project = project_root(project)
     papers = list(PAPERS) if not papers else ([papers] if isinstance(papers, str) else list(papers))
     for p in papers:
         if p not in PAPERS: raise ValueError(f"Unknown paper {p!r}; choose from {tuple(PAPERS)}")
     summary = {}
     for paper in papers:
-        statuses, run_dir = reproduce_paper(paper, profile, root, timeout)
+        statuses, run_dir = reproduce_paper(paper, profile, project, timeout)
         summary[paper] = {"statuses": statuses, "run_dir": run_dir}
     return summary
 
 # %% ../nbs/90_cli.ipynb #c017
-def rebuild_report(paper: str, profile: str = "cpu", root=None) -> Path:
+def rebuild_report(paper: str, profile: str = "cpu", project=None) -> Path:
     "Rewrite papers/<paper>/runs/<profile>/REPORT.md (and papers/<paper>/REPORT.md unless smoke) from the record."
-    root = project_root(root)
+    project = project_root(project)
     if paper not in PAPERS: raise ValueError(f"Unknown paper {paper!r}; choose from {tuple(PAPERS)}")
-    paper_dir, run_dir = root / "papers" / paper, root / "papers" / paper / "runs" / profile
+    paper_dir, run_dir = project / "papers" / paper, project / "papers" / paper / "runs" / profile
     if not run_dir.is_dir(): raise FileNotFoundError(f"no stored run {run_dir}; run `sentemb-lit reproduce` first")
     st = run_dir / "statuses.json"
     statuses = json.loads(st.read_text()) if st.exists() else [
         {"notebook": p.name, "status": "ok", "seconds": "", "error": ""} for p in sorted(run_dir.glob("[0-9]*.ipynb"))]
-    report = build_report(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(root))
+    report = build_report(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project))
     atomic_write_text(run_dir / "REPORT.md", report)
     if profile != "smoke": atomic_write_text(paper_dir / "REPORT.md", report)
     return run_dir / "REPORT.md"
@@ -186,9 +186,10 @@ def reproduce_main(argv=None) -> int:
     p.add_argument("--paper", action="append", choices=list(PAPERS), help="repeatable; default: all papers")
     p.add_argument("--profile", default="smoke", choices=list(PROFILES))
     p.add_argument("--timeout", type=_positive("--timeout"), default=None, help="per-cell timeout in seconds")
-    p.add_argument("--root", default=None, help="project folder (default: $SENTEMB_ROOT or the enclosing clone)")
+    p.add_argument("--project", "--root", default=None,
+                   help="project folder (default: $SENTEMB_ROOT or the enclosing clone)")
     a = p.parse_args(argv)
-    summary = reproduce(a.paper, a.profile, root=a.root, timeout=a.timeout)
+    summary = reproduce(a.paper, a.profile, project=a.project, timeout=a.timeout)
     failed = [f"{paper}/{s['notebook']}" for paper, r in summary.items() for s in r["statuses"] if s["status"] != "ok"]
     for paper, r in summary.items(): print(f"[{paper}] report: {r['run_dir'] / 'REPORT.md'}")
     n = sum(len(r["statuses"]) for r in summary.values())
@@ -200,9 +201,9 @@ def report_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit report", description="Rebuild REPORT.md from a stored run.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), required=True)
     p.add_argument("--profile", default="cpu", choices=list(PROFILES))
-    p.add_argument("--root", default=None)
+    p.add_argument("--project", "--root", default=None)
     a = p.parse_args(argv)
-    for paper in a.paper: print(rebuild_report(paper, a.profile, a.root))
+    for paper in a.paper: print(rebuild_report(paper, a.profile, a.project))
     return 0
 
 # %% ../nbs/90_cli.ipynb #c034

@@ -190,6 +190,7 @@ def write_to(self: TwinTowerEncoder, folder) -> None:
            "pooling": "cls", "combine": "sum", "max_length": self.max_length, "cael": cael}
     (folder / TWIN_CONFIG).write_text(json.dumps(cfg, indent=1))
 
+# %% ../nbs/12_jtcse.ipynb #c008e2
 @patch
 def save_pretrained(self: TwinTowerEncoder, path) -> Path:
     "`write_to` a temporary sibling of `path`, then rename it into place (atomic)."
@@ -220,6 +221,7 @@ def from_pretrained(cls: TwinTowerEncoder, path, device=None) -> TwinTowerEncode
     cael = None if cael is None else CAELConfig(**cael)
     return cls(m1, m2, tok, cfg.get("max_length", 128), cael=cael)
 
+# %% ../nbs/12_jtcse.ipynb #c008g2
 @patch(cls_method=True)
 def from_towers(cls: TwinTowerEncoder, name_1: str, name_2: str, device=None, max_length: int = 128,
                 cael: CAELConfig | None = None) -> TwinTowerEncoder:
