@@ -261,20 +261,29 @@ def cached_chains(root, name: str, argv: Sequence[str], model=None, tokenizer=No
 # %% ../nbs/22_chains.ipynb #c037
 def chain_similarity(encode: Callable, recs: Sequence[dict]) -> np.ndarray:
     "Cosine-similarity matrices [N, K, K] of the chains (all of length K); each distinct sentence is encoded once."
-    if not recs: raise ValueError("no chains to analyse")
-    K = len(recs[0]["chain"])
-    if any(len(r["chain"]) != K for r in recs): raise ValueError("all chains must have the same length")
-    uniq = sorted({s for r in recs for s in r["chain"]})
-    if any(not s.strip() for s in uniq):
-        raise ValueError("chains contain empty sentences: filter them first (filter_chains)")
-    E = np.asarray(encode(uniq), dtype=np.float64)
-    if not np.isfinite(E).all(): raise ValueError("encoder returned NaN/inf")
-    nrm = np.linalg.norm(E, axis=1, keepdims=True)
-    if (nrm == 0).any(): raise ValueError("encoder returned a zero vector")
-    E /= nrm
+    uniq = _chain_sentences(recs)
+    E = _unit_rows(encode(uniq))                                             # e(x) / ||e(x)||, one row per sentence
     pos = {s: i for i, s in enumerate(uniq)}
     X = E[np.array([[pos[s] for s in r["chain"]] for r in recs])]          # [N, K, d]
     return np.einsum("nkd,nld->nkl", X, X)
+
+# %% ../nbs/22_chains.ipynb #c037a
+def _chain_sentences(recs: Sequence[dict]) -> list[str]:
+    "The distinct sentences of chains that all have one length K, none of them empty."
+    if not recs: raise ValueError("no chains to analyse")
+    if len({len(r["chain"]) for r in recs}) != 1: raise ValueError("all chains must have the same length")
+    uniq = sorted({s for r in recs for s in r["chain"]})
+    if any(not s.strip() for s in uniq):
+        raise ValueError("chains contain empty sentences: filter them first (filter_chains)")
+    return uniq
+
+def _unit_rows(E) -> np.ndarray:
+    "The encoder's output as float64 rows of unit length; NaN/inf or a zero vector is an error."
+    E = np.asarray(E, dtype=np.float64)
+    if not np.isfinite(E).all(): raise ValueError("encoder returned NaN/inf")
+    nrm = np.linalg.norm(E, axis=1, keepdims=True)
+    if (nrm == 0).any(): raise ValueError("encoder returned a zero vector")
+    return E / nrm
 
 # %% ../nbs/22_chains.ipynb #c037b
 def _rank(a: np.ndarray) -> np.ndarray:
