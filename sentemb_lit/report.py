@@ -4,15 +4,18 @@
 
 # %% ../nbs/92_report.ipynb #c002
 from __future__ import annotations
-import datetime, json, math, os, platform
+import datetime, json, math, os, platform, re
 from pathlib import Path
 import numpy as np
 from scipy import stats
 from .checks import check_all_finite, check_number, check_positive_int
+from .io import _atomic_write, atomic_write_json, exclusive, file_digest
 
 # %% auto #0
-__all__ = ['VERDICTS', 'verdict', 'paired_bootstrap', 'seed_comparison', 'correlation_ci', 'finding', 'bootstrap_finding',
-           'seed_finding', 'correlation_finding', 'read_claims', 'verdict_table', 'measured_tables', 'build_report']
+__all__ = ['VERDICTS', 'PREDICTIONS', 'MANIFEST', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference',
+           'paired_bootstrap', 'paired_items', 'settle_plan', 'seed_comparison', 'correlation_ci', 'finding',
+           'bootstrap_finding', 'seed_finding', 'correlation_finding', 'save_predictions', 'load_predictions',
+           'verify_predictions', 'read_claims', 'verdict_table', 'measured_tables', 'build_report']
 
 # %% ../nbs/92_report.ipynb #c011
 def _as_tasks(x, what: str) -> dict:
@@ -26,6 +29,7 @@ def _as_tasks(x, what: str) -> dict:
         if a.ndim != 1 or len(a) < 3:
             raise ValueError(f"{what}[{t!r}] must be 1-D with >= 3 pairs, got shape {a.shape}")
         out[t] = check_all_finite(a, f"{what}[{t!r}]")
+        if np.ptp(a) == 0: raise ValueError(f"{what}[{t!r}] is constant: a rank correlation with it is undefined")
     return out
 
 def _as_seeds(x, what: str) -> list[dict]:
@@ -34,8 +38,8 @@ def _as_seeds(x, what: str) -> list[dict]:
     return [_as_tasks(s, f"{what}[seed {i}]") for i, s in enumerate(seeds)]
 
 # %% ../nbs/92_report.ipynb #c012
-def _check_aligned(gold: dict, systems: list[list[dict]]):
-    for name, seeds in zip(("pred_a", "pred_b"), systems):
+def _check_aligned(gold: dict, systems: list[list[dict]], names=("pred_a", "pred_b")):
+    for name, seeds in zip(names, systems):
         for i, s in enumerate(seeds):
             if set(s) != set(gold):
                 raise ValueError(f"{name}[seed {i}] has tasks {sorted(s)}, gold has {sorted(gold)}")
@@ -44,8 +48,7 @@ def _check_aligned(gold: dict, systems: list[list[dict]]):
                     raise ValueError(f"{name}[seed {i}][{t!r}] has {len(s[t])} pairs, gold has {len(gold[t])}:"
                                      " the systems must be scored on the same pairs")
 
-def _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level) -> tuple[dict, list[dict], list[dict]]:
-    check_positive_int(n_boot, "n_boot", minimum=100)
+def _check_paired_args(gold, pred_a, pred_b, level) -> tuple[dict, list[dict], list[dict]]:
     check_number(level, "level", gt=0, lt=1)
     gold = _as_tasks(gold, "gold")
     A, B = _as_seeds(pred_a, "pred_a"), _as_seeds(pred_b, "pred_b")
@@ -53,6 +56,10 @@ def _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level) -> tuple[dict, li
     if len(A) > 1 and len(B) > 1 and len(A) != len(B):
         raise ValueError(f"pred_a has {len(A)} seeds and pred_b {len(B)}: seeds are paired, give the same number")
     return gold, A, B
+
+def _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level) -> tuple[dict, list[dict], list[dict]]:
+    check_positive_int(n_boot, "n_boot", minimum=100)
+    return _check_paired_args(gold, pred_a, pred_b, level)
 
 # %% ../nbs/92_report.ipynb #adf1b8f2
 def _check_paired_seeds(a_by_seed, b_by_seed, level) -> tuple[np.ndarray, np.ndarray]:
@@ -83,6 +90,32 @@ def _check_finding_args(claim, numbers: dict) -> None:
     for name, v in numbers.items():
         check_number(v, name, optional=True)
 
+# %% ../nbs/92_report.ipynb #ic08
+def _check_two_level(diff, var_pair, seed_diffs, level, power) -> np.ndarray:
+    "A finite difference, a variance >= 0, one or more finite per-seed differences, level and power in (0, 1)."
+    check_number(diff, "diff")
+    check_number(var_pair, "var_pair", ge=0)
+    check_number(level, "level", gt=0, lt=1)
+    check_number(power, "power", gt=0, lt=1)
+    d = np.asarray(seed_diffs, dtype=np.float64)
+    if d.ndim != 1 or len(d) == 0: raise ValueError(f"seed_diffs must be 1-D with >= 1 value, got shape {d.shape}")
+    return check_all_finite(d, "seed_diffs")
+
+def _check_items(a, b, name: str = "a") -> np.ndarray:
+    "Per-item scores as [seeds, items], finite, with the same shape as the other system's."
+    x, y = np.atleast_2d(np.asarray(a, dtype=np.float64)), np.atleast_2d(np.asarray(b, dtype=np.float64))
+    if x.ndim != 2 or x.shape[1] < 2: raise ValueError(f"{name} must be [items] or [seeds, items] with >= 2 items")
+    if x.shape != y.shape: raise ValueError(f"a is {x.shape} and b {y.shape}: score both on the same items and seeds")
+    return check_all_finite(x, name)
+
+def _check_plan(r, effect, n_pairs) -> None:
+    "An interval result of this module, a finite non-zero effect, a positive pair count."
+    if not isinstance(r, dict) or not {"se_pair", "se_seed", "n_seeds", "level", "power"} <= set(r):
+        raise ValueError("r must be a result of two_level_interval / paired_difference (with se_pair, se_seed, ...)")
+    check_number(effect, "effect")
+    if effect == 0: raise ValueError("effect must be non-zero: a difference of 0 is never detectable")
+    check_positive_int(n_pairs, "n_pairs")
+
 # %% ../nbs/92_report.ipynb #c005
 VERDICTS = ("holds", "does not hold", "inconclusive", "needs rerun")
 
@@ -93,6 +126,104 @@ def verdict(lo: float | None, hi: float | None, direction: int = 1) -> str:
     if lo > hi: raise ValueError(f"CI lower bound {lo} is above the upper bound {hi}")
     lo, hi = sorted((direction * lo, direction * hi))
     return "holds" if lo > 0 else "does not hold" if hi < 0 else "inconclusive"
+
+# %% ../nbs/92_report.ipynb #tl01
+def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 0.95, power: float = 0.8) -> dict:
+    "diff ± t_ν·SE, SE² = V_pair + s²_d / S, ν by Welch–Satterthwaite; with one seed the pairs-only interval."
+    d = _check_two_level(diff, var_pair, seed_diffs, level, power)
+    S = len(d)
+    v_seed = float(d.var(ddof=1)) / S if S > 1 else 0.0                     # s²_d / S
+    se = math.sqrt(var_pair + v_seed)                                        # SE² = V_pair + s²_d / S
+    nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))      # Welch–Satterthwaite
+    q = float(stats.t.ppf((1 + level) / 2, nu))
+    p = float(2 * stats.t.sf(abs(diff) / se, nu)) if se > 0 else float(diff == 0)
+    return {"diff": float(diff), "lo": float(diff - q * se), "hi": float(diff + q * se), "p": p, "se": se,
+            "se_pair": math.sqrt(var_pair), "se_seed": math.sqrt(v_seed), "df": nu, "n_seeds": S,
+            "mde": float((q + stats.t.ppf(power, nu)) * se), "level": level, "power": power}
+
+# %% ../nbs/92_report.ipynb #tl04
+def _tie_groups(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "Sort order of v, the tie group of each sorted position, and each group's size."
+    order = np.argsort(v, kind="stable")
+    vs = v[order]
+    grp = np.cumsum(np.r_[True, vs[1:] != vs[:-1]]) - 1
+    return order, grp, np.bincount(grp)
+
+def _mid_cdf(groups) -> np.ndarray:
+    "F̃(v_i) = P(V < v_i) + ½ P(V = v_i) at every point, from its tie groups (= (mid-rank − ½) / n)."
+    order, grp, size = groups
+    out = np.empty(len(order))
+    out[order] = (np.cumsum(size) - size / 2)[grp] / len(order)
+    return out
+
+# %% ../nbs/92_report.ipynb #tl06
+def _upper_mean(groups, w: np.ndarray) -> np.ndarray:
+    "E_j[w_j (1{v_j > v_i} + ½ 1{v_j = v_i})] at every i: one cumulative sum over the sorted tie groups."
+    order, grp, _ = groups
+    g = np.bincount(grp, weights=w[order])                                  # Σ w per tie group
+    out = np.empty(len(order))
+    out[order] = (g[::-1].cumsum()[::-1] - g / 2)[grp] / len(order)         # groups above + half of its own
+    return out
+
+# %% ../nbs/92_report.ipynb #tl08
+def _gold_terms(gold: np.ndarray) -> dict:
+    "What the influence values need of the gold scores alone (computed once, shared by every system)."
+    groups = _tie_groups(gold)
+    W = _mid_cdf(groups)
+    EW2 = float((W * W).mean())
+    return {"groups": groups, "W": W, "EW2": EW2, "VW": EW2 - 0.25,
+            "IF_VW": W * W - 3 * EW2 + 2 * _upper_mean(groups, W)}
+
+def _spearman_if(pred: np.ndarray, gt: dict) -> tuple[float, np.ndarray]:
+    "ρ̂ and IF_ρ at every pair, for one system's scores against precomputed gold terms."
+    groups = _tie_groups(pred)
+    U, W = _mid_cdf(groups), gt["W"]
+    EUW, EU2 = float((U * W).mean()), float((U * U).mean())
+    VU, VW = EU2 - 0.25, gt["VW"]
+    rho = (EUW - 0.25) / math.sqrt(VU * VW)                                 # ρ = C / √(V_U V_W)
+    IF_C = U * W - 3 * EUW + _upper_mean(groups, W) + _upper_mean(gt["groups"], U)
+    IF_VU = U * U - 3 * EU2 + 2 * _upper_mean(groups, U)
+    return rho, IF_C / math.sqrt(VU * VW) - rho / 2 * (IF_VU / VU + gt["IF_VW"] / VW)
+
+# %% ../nbs/92_report.ipynb #tl09
+def spearman_influence(pred, gold) -> tuple[float, np.ndarray]:
+    "Spearman's ρ (mid-ranks, as scipy and SentEval) and its influence values IF_i: Var ρ̂ ≈ Var(IF) / n."
+    x, y = _check_xy(pred, gold, 0.95)
+    return _spearman_if(x, _gold_terms(y))
+
+# %% ../nbs/92_report.ipynb #pd01
+def _task_difference(g, A: list[dict], B: list[dict], t: str, S: int) -> tuple:
+    "d_s ×100 on task t, V_pair of their mean (influence function), each system's mean ρ×100, the pair count."
+    gt, d, IF, ra, rb = _gold_terms(g), [], 0.0, [], []
+    for s in range(S):
+        rho_a, IF_a = _spearman_if(A[min(s, len(A) - 1)][t], gt)
+        rho_b, IF_b = _spearman_if(B[min(s, len(B) - 1)][t], gt)
+        d.append(100 * (rho_a - rho_b))
+        IF = IF + 100 * (IF_a - IF_b) / S                               # influence of the seed mean
+        ra.append(100 * rho_a)
+        rb.append(100 * rho_b)
+    return np.array(d), float(IF.var() / len(g)), float(np.mean(ra)), float(np.mean(rb)), len(g)
+
+# %% ../nbs/92_report.ipynb #pd02
+def _combine_tasks(seed_d: dict, v_pair: dict, scores: dict, level: float, power: float) -> tuple[dict, dict]:
+    "Each task's interval, and the task average's: d_s averaged seed by seed, V_pair summed over T²."
+    tasks = {t: {"a": scores[t][0], "b": scores[t][1], "n_pairs": scores[t][2]}
+             | two_level_interval(seed_d[t].mean(), v_pair[t], seed_d[t], level, power) for t in seed_d}
+    T, d_avg = len(seed_d), np.mean(list(seed_d.values()), axis=0)
+    avg = {k: float(np.mean([tasks[t][k] for t in tasks])) for k in ("a", "b")}
+    return tasks, avg | two_level_interval(d_avg.mean(), sum(v_pair.values()) / T ** 2, d_avg, level, power)
+
+# %% ../nbs/92_report.ipynb #pd03
+def paired_difference(gold, pred_a, pred_b, level: float = 0.95, power: float = 0.8) -> dict:
+    "Spearman×100 differences A − B per task and on the task average, each with its two-level interval."
+    gold, A, B = _check_paired_args(gold, pred_a, pred_b, level)            # task -> g; seeds of task -> ŷ
+    S = max(len(A), len(B))
+    seed_d, v_pair, scores = {}, {}, {}
+    for t, g in gold.items():
+        seed_d[t], v_pair[t], *scores[t] = _task_difference(g, A, B, t, S)
+    tasks, avg = _combine_tasks(seed_d, v_pair, scores, level, power)
+    return {"tasks": tasks, "avg": avg, "n_seeds": S, "n_pairs": int(sum(len(g) for g in gold.values())),
+            "level": level, "method": "pairs (influence function)" + (" + seeds (t)" if S > 1 else "")}
 
 # %% ../nbs/92_report.ipynb #c008
 def _draw_ranks(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -113,36 +244,49 @@ def _weighted_corr(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     x, y = x - (w * x).sum(1, keepdims=True) / n, y - (w * y).sum(1, keepdims=True) / n
     return (w * x * y).sum(1) / np.sqrt((w * x * x).sum(1) * (w * y * y).sum(1))
 
-# %% ../nbs/92_report.ipynb #c013
-def _ci(draws: np.ndarray, level: float) -> tuple[float, float, float]:
-    "Percentile interval and a two-sided bootstrap p-value for 'the difference is 0'."
-    lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
-    p = min(1.0, 2 * min((draws <= 0).mean(), (draws >= 0).mean()))
-    return float(lo), float(hi), float(p)
-
 # %% ../nbs/92_report.ipynb #c014
-def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
-    "95 % CIs of Spearman×100 differences A − B per task and for the task average, resampling pairs (and seeds)."
-    gold, A, B = _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level)     # task -> g; seeds of task -> ŷ
-    S = max(len(A), len(B))
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, S, size=(n_boot, S))                   # seeds drawn with replacement, per draw
-    per_task, draws = {}, {}
+def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
+                     power: float = 0.8) -> dict:
+    "`paired_difference` with V_pair from resampling the pairs (the seeds held fixed): the classical cross-check."
+    gold, A, B = _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level)
+    S, rng = max(len(A), len(B)), np.random.default_rng(seed)
+    seed_d, v_pair, scores = {}, {}, {}
     for t, g in gold.items():
         idx = rng.integers(0, len(g), size=(n_boot, len(g))) + len(g) * np.arange(n_boot)[:, None]
         counts = np.bincount(idx.ravel(), minlength=n_boot * len(g)).reshape(n_boot, len(g))   # c_j, same for A, B
         g_ranks = _draw_ranks(g, counts)
         rho = lambda P, s: _weighted_corr(_draw_ranks(P[min(s, len(P) - 1)][t], counts), g_ranks, counts)
-        d = np.stack([rho(A, s) - rho(B, s) for s in range(S)]) * 100
-        draws[t] = d[picks, np.arange(n_boot)[:, None]].mean(1)  # [n_boot]: mean over the drawn seeds
-        score = lambda P: float(np.mean([stats.spearmanr(p[t], g)[0] * 100 for p in P]))
-        per_task[t] = {"a": score(A), "b": score(B)}
-        per_task[t]["diff"] = per_task[t]["a"] - per_task[t]["b"]
-        per_task[t].update(zip(("lo", "hi", "p"), _ci(draws[t], level)))
-    avg = {k: float(np.mean([v[k] for v in per_task.values()])) for k in ("a", "b", "diff")}
-    avg.update(zip(("lo", "hi", "p"), _ci(np.mean(list(draws.values()), axis=0), level)))
-    n_pairs = int(sum(len(g) for g in gold.values()))
-    return {"tasks": per_task, "avg": avg, "n_boot": n_boot, "n_seeds": S, "n_pairs": n_pairs, "level": level}
+        v_pair[t] = float((np.mean([rho(A, s) - rho(B, s) for s in range(S)], axis=0) * 100).var(ddof=1))
+        seed_d[t], _, *scores[t] = _task_difference(g, A, B, t, S)
+    tasks, avg = _combine_tasks(seed_d, v_pair, scores, level, power)
+    return {"tasks": tasks, "avg": avg, "n_boot": n_boot, "n_seeds": S, "n_pairs": int(sum(map(len, gold.values()))),
+            "level": level, "method": "pairs (bootstrap) + seeds (t)" if S > 1 else "pairs (bootstrap)"}
+
+# %% ../nbs/92_report.ipynb #it01
+def paired_items(a, b, level: float = 0.95, power: float = 0.8, scale: float = 100.0) -> dict:
+    "Mean per-item score A − B (×scale) with the two-level interval; a, b: [n] or [seeds, n] (0/1 correct, AP, …)."
+    a, b = _check_items(a, b), _check_items(b, a, "b")
+    d = scale * (a - b)                                                     # d_{s,i}
+    out = two_level_interval(d.mean(), float(d.mean(0).var() / d.shape[1]), d.mean(1), level, power)
+    return {"a": float(scale * a.mean()), "b": float(scale * b.mean()), "n_items": d.shape[1]} | out
+
+# %% ../nbs/92_report.ipynb #pl01
+def _detect(var_pair: float, var_seed: float, S: int, level: float, power: float) -> float:
+    "Smallest detectable difference with V_pair and s²_d at S seeds (ν by Welch–Satterthwaite)."
+    v_seed = var_seed / S if S > 1 else 0.0
+    se = math.sqrt(var_pair + v_seed)
+    nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))
+    return float((stats.t.ppf((1 + level) / 2, nu) + stats.t.ppf(power, nu)) * se)
+
+def settle_plan(r: dict, effect: float, n_pairs: int, max_seeds: int = 1000, max_factor: float = 1000.0) -> dict:
+    "Seeds (at these pairs) and pairs (at these seeds) that detect `effect` at r's level and power; None: impossible."
+    _check_plan(r, effect, n_pairs)
+    S, vp, lv, pw = r["n_seeds"], r["se_pair"] ** 2, r["level"], r["power"]
+    vs = r["se_seed"] ** 2 * S                                             # s²_d
+    seeds = next((k for k in range(2 if vs > 0 else 1, max_seeds + 1)
+                  if _detect(vp, vs, k, lv, pw) <= abs(effect)), None)
+    f = next((f for f in np.geomspace(1, max_factor, 400) if _detect(vp / f, vs, S, lv, pw) <= abs(effect)), None)
+    return {"effect": float(effect), "seeds": seeds, "pairs": None if f is None else int(math.ceil(f * n_pairs))}
 
 # %% ../nbs/92_report.ipynb #c018
 def seed_comparison(a_by_seed, b_by_seed, level: float = 0.95) -> dict:
@@ -153,8 +297,9 @@ def seed_comparison(a_by_seed, b_by_seed, level: float = 0.95) -> dict:
            "sd_b": float(b.std(ddof=1)) if S > 1 else None, "diff": float(d.mean()), "n_seeds": S,
            "lo": None, "hi": None, "p": None}
     if S > 1 and d.std(ddof=1) > 0:
-        half = stats.t.ppf((1 + level) / 2, S - 1) * d.std(ddof=1) / math.sqrt(S)
-        out.update(lo=float(d.mean() - half), hi=float(d.mean() + half), p=float(stats.ttest_rel(a, b).pvalue))
+        se, q = d.std(ddof=1) / math.sqrt(S), stats.t.ppf((1 + level) / 2, S - 1)
+        out.update(lo=float(d.mean() - q * se), hi=float(d.mean() + q * se), p=float(stats.ttest_rel(a, b).pvalue),
+                   mde=float((q + stats.t.ppf(0.8, S - 1)) * se))
     return out
 
 # %% ../nbs/92_report.ipynb #c021
@@ -171,27 +316,41 @@ def correlation_ci(x, y, level: float = 0.95) -> dict:
 
 # %% ../nbs/92_report.ipynb #c024
 def _fmt(v, signed=False) -> str:
+    "Two decimals, or three when two would print a non-zero number as 0.00."
     if v is None: return "—"
-    return f"{v:+.2f}" if signed else f"{v:.2f}"
+    digits = 3 if v != 0 and abs(v) < 0.005 else 2
+    return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
+
+def _settle_text(p: dict) -> str:
+    "What would detect the paper's effect: seeds at these pairs, pairs at these seeds."
+    seeds = f"{p['seeds']} seeds" if p.get("seeds") else "no number of seeds (pair noise alone is too large)"
+    pairs = f"{p['pairs']:,} pairs" if p.get("pairs") else "no number of pairs (seed noise alone is too large)"
+    return f"the paper's {p['effect']:+.2f} needs {seeds} at these pairs, or {pairs} at these seeds"
 
 def finding(claim: str, paper=None, ours=None, lo=None, hi=None, direction: int = 1, basis: str = "",
-            unit: str = "points") -> dict:
+            unit: str = "points", mde=None, settle: dict | None = None) -> dict:
     "A checked claim: paper vs ours, the 95 % CI of ours, the verdict by the rule, and a sentence with the numbers."
-    _check_finding_args(claim, {"paper": paper, "ours": ours, "lo": lo, "hi": hi})
+    _check_finding_args(claim, {"paper": paper, "ours": ours, "lo": lo, "hi": hi, "mde": mde})
     v = verdict(lo, hi, direction)
     ci = f"95 % CI {_fmt(lo, True)} to {_fmt(hi, True)}" if v != "needs rerun" else "no interval in the stored run"
     evidence = f"ours {_fmt(ours, True)} {unit} ({ci}{'; ' + basis if basis else ''})"
     if paper is not None: evidence += f"; paper {_fmt(paper, True)}"
-    return {"claim": claim, "paper": paper, "ours": ours, "lo": lo, "hi": hi, "direction": direction,
+    if mde is not None: evidence += f"; detectable at 80 % power: ±{mde:.2f}"
+    if settle: evidence += "; " + _settle_text(settle)
+    return {"claim": claim, "paper": paper, "ours": ours, "lo": lo, "hi": hi, "direction": direction, "mde": mde,
+            "settle": settle,
             "verdict": v, "holds": {"holds": True, "does not hold": False}.get(v), "evidence": evidence}
 
 # %% ../nbs/92_report.ipynb #c026
 def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, task: str = "avg") -> dict:
-    "A `finding` from a `paired_bootstrap` result (the task average by default)."
-    r = boot["avg"] if task == "avg" else boot["tasks"][task]
-    seeds = f" × {boot['n_seeds']} seeds" if boot["n_seeds"] > 1 else ""
-    basis = f"paired bootstrap over {boot['n_pairs']:,} pairs" + seeds
-    return finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis)
+    "A `finding` from `paired_difference`, `paired_bootstrap` or `paired_items` (the task average by default)."
+    r = boot if "tasks" not in boot else boot["avg"] if task == "avg" else boot["tasks"][task]
+    n = boot.get("n_items") or r.get("n_pairs") or boot.get("n_pairs")
+    if not n: raise ValueError("boot must be a result of paired_difference, paired_bootstrap or paired_items")
+    seeds = f" × {boot['n_seeds']} seeds (t, {r['df']:.1f} df)" if boot["n_seeds"] > 1 else ", one seed"
+    basis = f"{boot.get('method', 'paired')} over {n:,} {'items' if 'n_items' in boot else 'pairs'}" + seeds
+    settle = settle_plan(r, paper, n) if paper else None
+    return finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis, mde=r.get("mde"), settle=settle)
 
 # %% ../nbs/92_report.ipynb #d1f938a0
 def seed_finding(claim: str, cmp: dict, paper=None, direction: int = 1) -> dict:
@@ -204,6 +363,75 @@ def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1) -> 
     "A `finding` from a `correlation_ci` (the correlation itself is the claimed quantity)."
     basis = f"Spearman over {c['n']} points, p = {c['p']:.3g}"
     return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)")
+
+# %% ../nbs/92_report.ipynb #pr01
+PREDICTIONS, MANIFEST = "predictions", "MANIFEST.json"
+
+def _prediction_path(run_dir, name) -> Path:
+    "predictions/<name>.npz inside run_dir; a name is one path component of letters, digits and ._+=- (no '..')."
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,150}", name) or ".." in name:
+        raise ValueError(f"name must be one path component of letters, digits and ._+=- without '..', got {name!r}")
+    return Path(run_dir) / PREDICTIONS / f"{name}.npz"
+
+def _manifest(folder: Path) -> dict:
+    "The folder's manifest (empty when there is none yet); a damaged one is named."
+    path = folder / MANIFEST
+    if not path.exists(): return {}
+    try: m = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e: raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+    if not isinstance(m, dict) or not all(isinstance(v, dict) and "sha256" in v for v in m.values()):
+        raise ValueError(f"{path}: expected an object of file name -> {{sha256, ...}}")
+    return m
+
+# %% ../nbs/92_report.ipynb #pr02
+def save_predictions(run_dir, name: str, gold, seeds, info: dict | None = None) -> Path:
+    "Write predictions/<name>.npz (gold and each seed's predictions per task) and its SHA-256 into MANIFEST.json."
+    path = _prediction_path(run_dir, name)
+    gold, S = _as_tasks(gold, "gold"), _as_seeds(seeds, "seeds")
+    _check_aligned(gold, [S], ("seeds",))
+    arrays = {f"{t}.gold": g.astype(np.float32) for t, g in gold.items()}
+    arrays |= {f"{t}.pred": np.stack([s[t] for s in S]).astype(np.float32) for t in gold}
+    _atomic_write(path, lambda p: _savez(p, arrays))
+    entry = {"sha256": file_digest(path), "bytes": path.stat().st_size, "tasks": list(gold), "n_seeds": len(S),
+             "n_pairs": int(sum(len(g) for g in gold.values())), "info": info or {}}
+    with exclusive(path.parent / MANIFEST):
+        atomic_write_json(path.parent / MANIFEST, _manifest(path.parent) | {path.name: entry})
+    return path
+
+def _savez(p: Path, arrays: dict) -> None:
+    with open(p, "wb") as f: np.savez(f, **arrays)
+
+# %% ../nbs/92_report.ipynb #pr03
+def _verified(path: Path) -> dict:
+    "The manifest entry of a predictions file whose bytes match it; anything else is named."
+    entry = _manifest(path.parent).get(path.name)
+    if entry is None:
+        raise ValueError(f"{path} is not listed in {path.parent / MANIFEST}: it was not written by save_predictions")
+    if not path.is_file(): raise FileNotFoundError(f"{path} is listed in {MANIFEST} but missing")
+    found = file_digest(path)
+    if found != entry["sha256"]:
+        raise ValueError(f"{path}: SHA-256 {found[:16]}… differs from the manifest's {entry['sha256'][:16]}…: "
+                         "the file changed after it was written; recompute it, never edit it")
+    return entry
+
+def load_predictions(run_dir, name: str) -> tuple[dict, list[dict]]:
+    "(gold, seeds) of predictions/<name>.npz after checking its SHA-256 against the manifest: task -> array."
+    path = _prediction_path(run_dir, name)
+    entry = _verified(path)
+    with np.load(path, allow_pickle=False) as z:
+        gold = {t: z[f"{t}.gold"].astype(np.float64) for t in entry["tasks"]}
+        preds = {t: z[f"{t}.pred"].astype(np.float64) for t in entry["tasks"]}
+    return gold, [{t: preds[t][s] for t in preds} for s in range(entry["n_seeds"])]
+
+# %% ../nbs/92_report.ipynb #pr04
+def verify_predictions(run_dir) -> list[str]:
+    "Check every predictions file of a run against MANIFEST.json (and that every file is listed); their names."
+    folder = Path(run_dir) / PREDICTIONS
+    if not folder.is_dir(): return []
+    listed, present = set(_manifest(folder)), {p.name for p in folder.glob("*.npz")}
+    if present - listed: raise ValueError(f"{folder}: {sorted(present - listed)} not in {MANIFEST}")
+    for f in sorted(listed): _verified(folder / f)
+    return sorted(Path(f).stem for f in listed)
 
 # %% ../nbs/92_report.ipynb #c029
 def read_claims(paper_dir) -> dict:
@@ -227,11 +455,12 @@ def _normalise_finding(f: dict) -> dict:
     return f | {"verdict": verdict(f.get("lo"), f.get("hi"), f.get("direction", 1))}
 
 def verdict_table(findings: list[dict]) -> str:
-    "Markdown table: claim | paper | ours | 95 % CI | verdict."
-    lines = ["| claim | paper | ours | 95 % CI | verdict |", "|---|---|---|---|---|"]
+    "Markdown table: claim | paper | ours | 95 % CI | smallest detectable difference | verdict."
+    lines = ["| claim | paper | ours | 95 % CI | detectable (80 %) | verdict |", "|---|---|---|---|---|---|"]
     for f in map(_normalise_finding, findings):
         ci = f"{_fmt(f.get('lo'), True)} … {_fmt(f.get('hi'), True)}" if f.get("lo") is not None else "—"
-        lines.append(f"| {f['claim']} | {_fmt(f.get('paper'), True)} | {_fmt(f.get('ours'), True)} | {ci} | "
+        mde = f"±{_fmt(f['mde'])}" if f.get("mde") is not None else "—"
+        lines.append(f"| {f['claim']} | {_fmt(f.get('paper'), True)} | {_fmt(f.get('ours'), True)} | {ci} | {mde} | "
                      f"**{f['verdict']}** |")
     return "\n".join(lines) + "\n"
 
@@ -285,6 +514,7 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
                  title: str | None = None) -> str:
     "REPORT.md for one paper's run: verdicts first, each table once, figures inline, NOTES.md linked."
     run_dir, paper_dir = Path(run_dir), Path(paper_dir)
+    verify_predictions(run_dir)                                 # the per-pair record must match its manifest
     shown = Path(shown_dir or run_dir).as_posix()
     rel = os.path.relpath(run_dir, paper_dir)                   # links are relative to papers/<paper>/
     claims, results = read_claims(paper_dir), _results_of(run_dir, statuses)
