@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 from .checks import check_all_finite, check_number, check_positive_int
-from .io import _atomic_write, atomic_write_json, exclusive, file_digest
+from .io import atomic_write_text
+from .predictions import verify_predictions
 
 # %% auto #0
-__all__ = ['VERDICTS', 'PREDICTIONS', 'MANIFEST', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference',
-           'paired_bootstrap', 'paired_items', 'settle_plan', 'seed_comparison', 'correlation_ci', 'finding',
-           'bootstrap_finding', 'seed_finding', 'correlation_finding', 'save_predictions', 'load_predictions',
-           'verify_predictions', 'read_claims', 'verdict_table', 'measured_tables', 'build_report']
+__all__ = ['VERDICTS', 'RULE', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference', 'paired_bootstrap',
+           'paired_items', 'settle_plan', 'seed_comparison', 'correlation_ci', 'finding', 'bootstrap_finding',
+           'seed_finding', 'correlation_finding', 'read_claims', 'verdict_table', 'measured_tables', 'build_details',
+           'headline_verdicts', 'build_report', 'write_reports']
 
 # %% ../nbs/92_report.ipynb #c011
 def _as_tasks(x, what: str) -> dict:
@@ -364,75 +365,6 @@ def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1) -> 
     basis = f"Spearman over {c['n']} points, p = {c['p']:.3g}"
     return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)")
 
-# %% ../nbs/92_report.ipynb #pr01
-PREDICTIONS, MANIFEST = "predictions", "MANIFEST.json"
-
-def _prediction_path(run_dir, name) -> Path:
-    "predictions/<name>.npz inside run_dir; a name is one path component of letters, digits and ._+=- (no '..')."
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,150}", name) or ".." in name:
-        raise ValueError(f"name must be one path component of letters, digits and ._+=- without '..', got {name!r}")
-    return Path(run_dir) / PREDICTIONS / f"{name}.npz"
-
-def _manifest(folder: Path) -> dict:
-    "The folder's manifest (empty when there is none yet); a damaged one is named."
-    path = folder / MANIFEST
-    if not path.exists(): return {}
-    try: m = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e: raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
-    if not isinstance(m, dict) or not all(isinstance(v, dict) and "sha256" in v for v in m.values()):
-        raise ValueError(f"{path}: expected an object of file name -> {{sha256, ...}}")
-    return m
-
-# %% ../nbs/92_report.ipynb #pr02
-def save_predictions(run_dir, name: str, gold, seeds, info: dict | None = None) -> Path:
-    "Write predictions/<name>.npz (gold and each seed's predictions per task) and its SHA-256 into MANIFEST.json."
-    path = _prediction_path(run_dir, name)
-    gold, S = _as_tasks(gold, "gold"), _as_seeds(seeds, "seeds")
-    _check_aligned(gold, [S], ("seeds",))
-    arrays = {f"{t}.gold": g.astype(np.float32) for t, g in gold.items()}
-    arrays |= {f"{t}.pred": np.stack([s[t] for s in S]).astype(np.float32) for t in gold}
-    _atomic_write(path, lambda p: _savez(p, arrays))
-    entry = {"sha256": file_digest(path), "bytes": path.stat().st_size, "tasks": list(gold), "n_seeds": len(S),
-             "n_pairs": int(sum(len(g) for g in gold.values())), "info": info or {}}
-    with exclusive(path.parent / MANIFEST):
-        atomic_write_json(path.parent / MANIFEST, _manifest(path.parent) | {path.name: entry})
-    return path
-
-def _savez(p: Path, arrays: dict) -> None:
-    with open(p, "wb") as f: np.savez(f, **arrays)
-
-# %% ../nbs/92_report.ipynb #pr03
-def _verified(path: Path) -> dict:
-    "The manifest entry of a predictions file whose bytes match it; anything else is named."
-    entry = _manifest(path.parent).get(path.name)
-    if entry is None:
-        raise ValueError(f"{path} is not listed in {path.parent / MANIFEST}: it was not written by save_predictions")
-    if not path.is_file(): raise FileNotFoundError(f"{path} is listed in {MANIFEST} but missing")
-    found = file_digest(path)
-    if found != entry["sha256"]:
-        raise ValueError(f"{path}: SHA-256 {found[:16]}… differs from the manifest's {entry['sha256'][:16]}…: "
-                         "the file changed after it was written; recompute it, never edit it")
-    return entry
-
-def load_predictions(run_dir, name: str) -> tuple[dict, list[dict]]:
-    "(gold, seeds) of predictions/<name>.npz after checking its SHA-256 against the manifest: task -> array."
-    path = _prediction_path(run_dir, name)
-    entry = _verified(path)
-    with np.load(path, allow_pickle=False) as z:
-        gold = {t: z[f"{t}.gold"].astype(np.float64) for t in entry["tasks"]}
-        preds = {t: z[f"{t}.pred"].astype(np.float64) for t in entry["tasks"]}
-    return gold, [{t: preds[t][s] for t in preds} for s in range(entry["n_seeds"])]
-
-# %% ../nbs/92_report.ipynb #pr04
-def verify_predictions(run_dir) -> list[str]:
-    "Check every predictions file of a run against MANIFEST.json (and that every file is listed); their names."
-    folder = Path(run_dir) / PREDICTIONS
-    if not folder.is_dir(): return []
-    listed, present = set(_manifest(folder)), {p.name for p in folder.glob("*.npz")}
-    if present - listed: raise ValueError(f"{folder}: {sorted(present - listed)} not in {MANIFEST}")
-    for f in sorted(listed): _verified(folder / f)
-    return sorted(Path(f).stem for f in listed)
-
 # %% ../nbs/92_report.ipynb #c029
 def read_claims(paper_dir) -> dict:
     "The paper's numbers (claims.csv) keyed by (table, method, metric); a folder without claims.csv has none."
@@ -510,31 +442,110 @@ def _meta_lists(meta: dict) -> list[str]:
         out += [f"**Needs rerun** (not computed by this run): {', '.join(meta['needs_rerun'])}", ""]
     return out
 
-def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
-                 title: str | None = None) -> str:
-    "REPORT.md for one paper's run: verdicts first, each table once, figures inline, NOTES.md linked."
+def _links(run_dir: Path, paper_dir: Path, dest: Path) -> dict:
+    "Links relative to the folder a report is written to: the run folder, NOTES.md, claims.csv, DETAILS.md."
+    rel = lambda p: Path(os.path.relpath(p, dest)).as_posix()
+    notes = rel(paper_dir / "NOTES.md") if (paper_dir / "NOTES.md").exists() else None
+    return {"run": rel(run_dir), "notes": notes, "claims": rel(paper_dir / "claims.csv"), "details": "DETAILS.md"}
+
+# %% ../nbs/92_report.ipynb #c034b
+def _header(paper: str, profile: str, title, shown: str, results: list[dict], links: dict, what: str) -> list[str]:
+    "The title, what was run and where the record is, and each results file's one-line summary."
+    notes = f", notes: [NOTES.md]({links['notes']})" if links["notes"] else ""
+    out = [f"# {title or paper}: reproduction {what} ({profile})", "",
+           f"Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d} by `sentemb-lit reproduce` on "
+           f"{platform.machine()} / {os.cpu_count()} CPUs. Record: `{shown}` (executed notebooks, results JSON, "
+           f"per-pair predictions). Paper numbers: [claims.csv]({links['claims']}){notes}.", ""]
+    return out + [f"> {r['meta']['summary']}\n" for r in results if r.get("meta", {}).get("summary")]
+
+RULE = ("Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not hold* "
+        "when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no interval.")
+
+# %% ../nbs/92_report.ipynb #c034c
+def build_details(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
+                  title: str | None = None, dest_dir=None) -> str:
+    "DETAILS.md: every verdict with its interval, the notebooks, each table once, deviations, every figure."
     run_dir, paper_dir = Path(run_dir), Path(paper_dir)
     verify_predictions(run_dir)                                 # the per-pair record must match its manifest
-    shown = Path(shown_dir or run_dir).as_posix()
-    rel = os.path.relpath(run_dir, paper_dir)                   # links are relative to papers/<paper>/
+    links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
     claims, results = read_claims(paper_dir), _results_of(run_dir, statuses)
     findings = [f for r in results for f in r.get("findings", [])]
-    notes = ", notes: [NOTES.md](NOTES.md)." if (paper_dir / "NOTES.md").exists() else "."
-    out = [f"# {title or paper}: reproduction report ({profile})", "",
-           f"Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d} by `sentemb-lit reproduce` on "
-           f"{platform.machine()} / {os.cpu_count()} CPUs. Record: `{shown}` (executed notebooks, results JSON). "
-           "Paper numbers: [claims.csv](claims.csv)" + notes, ""]
-    out += [f"> {r['meta']['summary']}\n" for r in results if r.get("meta", {}).get("summary")]
-    out += ["## Verdicts", "",
-           "Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not "
-           "hold* when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no "
-           "interval.", ""]
+    out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, "details")
+    out += ["## Verdicts", "", RULE, ""]
     out += [verdict_table(findings) if findings else "No claims were checked by this run.", "", "## Notebooks", ""]
     out += _status_table(statuses)
     for res in results:
         where = f" (`{res['_where']}/`)" if res["_where"] != "." else ""
         out += ["", f"## {res['name']}{where}", ""] + measured_tables(res["rows"], claims)
         out += _meta_lists(res.get("meta", {}))
-    figures = sorted(p for p in run_dir.glob("*.png")) + sorted(run_dir.glob("*/*.png"))
-    if figures: out += ["## Figures", ""] + [f"![{p.stem}]({rel}/{p.relative_to(run_dir).as_posix()})" for p in figures]
+    figures = sorted(run_dir.glob("*.png")) + sorted(run_dir.glob("*/*.png"))
+    out += ["## Figures", ""] if figures else []
+    out += [f"![{p.stem}]({links['run']}/{p.relative_to(run_dir).as_posix()})" for p in figures]
     return "\n".join(out).rstrip() + "\n"
+
+# %% ../nbs/92_report.ipynb #c034d
+def _split_claim(claim: str) -> tuple[str, str]:
+    "('claim', 'label') for 'claim [label]' (a model size, a task); ('claim', '') otherwise."
+    m = re.match(r"^(.*\S)\s*\[([^\[\]]+)\]$", claim)
+    return (m[1], m[2]) if m else (claim, "")
+
+def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
+    "One line per claim: its verdict at each model size / task, with ours and the 95 % CI."
+    groups: dict = {}
+    for f in map(_normalise_finding, findings):
+        claim, label = _split_claim(f["claim"])
+        groups.setdefault(claim, []).append((label, f))
+    ci = lambda f: "" if f.get("lo") is None else f" {_fmt(f.get('ours'), True)} [{_fmt(f['lo'], True)}, " \
+                                                   f"{_fmt(f['hi'], True)}]"
+    one = lambda label, f: f"{label + ': ' if label else ''}**{f['verdict']}**{ci(f)}"
+    out = ["| claim | verdict: ours [95 % CI] |", "|---|---|"]
+    for claim, items in list(groups.items())[:max_rows]:
+        out.append(f"| {claim} | " + " · ".join(one(label, f) for label, f in items) + " |")
+    if len(groups) > max_rows: out.append(f"| … {len(groups) - max_rows} more claims | [DETAILS.md](DETAILS.md) |")
+    return out
+
+# %% ../nbs/92_report.ipynb #c034e
+def _main_table(results: list[dict], claims: dict, max_rows: int = 16) -> list[str]:
+    "The main table: the one a results file names in meta['main_table'], else the first one measured."
+    rows = [r for res in results for r in res["rows"]]
+    if not rows: return []
+    named = [res["meta"]["main_table"] for res in results if res.get("meta", {}).get("main_table")]
+    table = named[0] if named else rows[0]["table"]
+    keep = list(dict.fromkeys(r["method"] for r in rows if r["table"] == table))[:max_rows]
+    return measured_tables([r for r in rows if r["table"] == table and r["method"] in keep], claims)
+
+def _main_figure(run_dir: Path, results: list[dict], links: dict) -> list[str]:
+    "The figure a results file names in meta['main_figure'], else the run's first figure."
+    named = [run_dir / res["meta"]["main_figure"] for res in results if res.get("meta", {}).get("main_figure")]
+    figures = named or sorted(run_dir.glob("*.png"))
+    return [f"![{figures[0].stem}]({links['run']}/{figures[0].relative_to(run_dir).as_posix()})", ""] if figures else []
+
+# %% ../nbs/92_report.ipynb #c034f
+def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
+                 title: str | None = None, dest_dir=None) -> str:
+    "REPORT.md (≤ 80 lines): headline verdicts, the main figure, the main table; the rest in DETAILS.md."
+    run_dir, paper_dir = Path(run_dir), Path(paper_dir)
+    verify_predictions(run_dir)                                 # the per-pair record must match its manifest
+    links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
+    claims, results = read_claims(paper_dir), _results_of(run_dir, statuses)
+    findings = [f for r in results for f in r.get("findings", [])]
+    out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, "report")
+    out += [f"Every interval, table and figure: [DETAILS.md]({links['details']}).", "", "## Verdicts", "", RULE, ""]
+    out += (headline_verdicts(findings) if findings else ["No claims were checked by this run."]) + [""]
+    out += _main_figure(run_dir, results, links) + _main_table(results, claims)
+    bad = [s for s in statuses if s["status"] != "ok"]
+    ok = ", ".join(f"{s['notebook']} {s.get('seconds', '?')} s" for s in statuses if s["status"] == "ok")
+    out += [f"Notebooks: {len(statuses) - len(bad)} of {len(statuses)} ok ({ok})."] + (
+        [""] + _status_table(bad) if bad else [])
+    return "\n".join(out).rstrip() + "\n"
+
+# %% ../nbs/92_report.ipynb #c034g
+def write_reports(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
+                  title: str | None = None, promote: bool = False) -> Path:
+    "REPORT.md and DETAILS.md into the run folder (and into papers/<paper>/ when `promote`), links resolved from each."
+    run_dir, paper_dir = Path(run_dir), Path(paper_dir)
+    for dest in [run_dir] + ([paper_dir] if promote else []):
+        args = (paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest)
+        atomic_write_text(dest / "DETAILS.md", build_details(*args))
+        atomic_write_text(dest / "REPORT.md", build_report(*args))
+    return run_dir / "REPORT.md"

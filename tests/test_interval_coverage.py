@@ -6,7 +6,7 @@ manifest when read)."""
 from pathlib import Path
 import numpy as np
 import pytest
-from sentemb_lit.report import load_predictions
+from sentemb_lit.predictions import load_predictions
 from sentemb_lit.coverage import (accuracy_replication, accuracy_truth, accuracy_world, ap_replication, ap_truth,
                                   ap_world, coverage, sts_replication, sts_world, world_truth)
 
