@@ -1,0 +1,123 @@
+"""Every claim of every paper carries a status and a reason (claims.csv + coverage.csv), every table and figure of a
+paper is listed at least once, and the "Not reproduced here" section of each NOTES.md is the one the files generate.
+`update_notes` on temporary folders: markers absent, present, damaged."""
+import csv
+from pathlib import Path
+import pytest
+from sentemb_lit import report
+from sentemb_lit.report import (CLAIM_STATUSES, not_reproduced_section, read_claim_status, read_claims,
+                                update_notes)
+
+PAPERS = Path(__file__).resolve().parents[1] / "papers"
+START, END = "<!-- not-reproduced:start -->", "<!-- not-reproduced:end -->"
+ROMAN = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI"]
+# every table and figure of each paper (read from the papers' texts); baselines has no paper
+EXPECTED = {
+    "jtcse": [f"Table {r}" for r in ROMAN] + [f"Fig. {i}" for i in range(1, 11)],
+    "ranking_sentences": [f"Table {i}" for i in range(1, 9)] + [f"Fig. {i}" for i in range(1, 8)],
+    "pretcot_ke": [f"Table {i}" for i in range(1, 8)] + ["Fig. 1"],
+    "baselines": [],
+}
+
+
+@pytest.mark.parametrize("paper", sorted(EXPECTED))
+def test_every_claim_has_a_status_and_a_reason(paper):
+    pdir = PAPERS / paper
+    rows = read_claim_status(pdir)                                 # raises on an unknown status or an empty reason
+    assert rows and all(r["status"] in CLAIM_STATUSES and r["reason"] for r in rows)
+    with open(pdir / "claims.csv", encoding="utf-8", newline="") as f:
+        header = next(csv.reader(f))
+    assert header[:4] == ["table", "method", "metric", "value"] and header[-2:] == ["status", "reason"]
+    n_claims = sum(r["file"] == "claims.csv" for r in rows)
+    assert len(read_claims(pdir)) == n_claims                      # read_claims still parses every row
+
+
+@pytest.mark.parametrize("paper", sorted(EXPECTED))
+def test_every_table_and_figure_is_listed(paper):
+    listed = {r["table"] for r in read_claim_status(PAPERS / paper)}
+    assert [t for t in EXPECTED[paper] if t not in listed] == []
+
+
+@pytest.mark.parametrize("paper", sorted(EXPECTED))
+def test_notes_section_is_up_to_date(paper):
+    text = (PAPERS / paper / "NOTES.md").read_text(encoding="utf-8")
+    assert text.count(START) == 1 and text.count(END) == 1
+    inside = text[text.index(START) + len(START):text.index(END)]
+    assert inside == "\n" + not_reproduced_section(PAPERS / paper), f"run update_notes('papers/{paper}')"
+
+
+def _paper(tmp_path, notes=None) -> Path:
+    (tmp_path / "claims.csv").write_text(
+        "table,method,metric,value,source,status,reason\n"
+        "Table 1,A,avg,70.0,s,partly,smaller model\n"
+        "Table 1,B,avg,71.0,s,not reproduced,does not hold at 135M\n"
+        "Table 1,C,avg,72.0,s,reproduced,same number\n", encoding="utf-8")
+    (tmp_path / "coverage.csv").write_text("table,item,status,reason\nFig. 2,a schematic,not testable here,no data\n",
+                                           encoding="utf-8")
+    if notes is not None: (tmp_path / "NOTES.md").write_text(notes, encoding="utf-8")
+    return tmp_path
+
+
+def test_section_groups_by_status_and_leaves_out_the_reproduced(tmp_path):
+    sec = not_reproduced_section(_paper(tmp_path))
+    assert sec.index("### Not reproduced (1)") < sec.index("### Partly (1)") < sec.index("### Not testable here (1)")
+    assert "- **Table 1** — B: does not hold at 135M" in sec and "- **Fig. 2** — a schematic: no data" in sec
+    assert "— C:" not in sec
+    assert "1 not reproduced, 1 partly, 1 not testable here, 1 reproduced" in sec
+
+
+def test_update_notes_appends_markers_when_absent(tmp_path):
+    pdir = _paper(tmp_path, "# Notes\n\nkept as written\n")
+    update_notes(pdir)
+    text = (pdir / "NOTES.md").read_text(encoding="utf-8")
+    assert text.startswith("# Notes\n\nkept as written\n\n" + START + "\n## Not reproduced here\n")
+    assert text.endswith(END + "\n")
+    update_notes(pdir)
+    assert (pdir / "NOTES.md").read_text(encoding="utf-8") == text   # a second run changes nothing
+
+
+def test_update_notes_replaces_only_between_the_markers(tmp_path):
+    before, after = "# Notes\n\nabove\n\n", "\n\n## Later\n\nbelow, untouched\n"
+    pdir = _paper(tmp_path, before + START + "\nstale section\n" + END + after)
+    update_notes(pdir)
+    text = (pdir / "NOTES.md").read_text(encoding="utf-8")
+    assert text.startswith(before + START + "\n## Not reproduced here\n") and text.endswith(END + after)
+    assert "stale section" not in text
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda t: t.replace(END, ""), "damaged markers"),                           # the end marker is gone
+    (lambda t: t + START + "\n", "damaged markers"),                             # a second start marker
+    (lambda t: "x\n" + END + "\ny\n" + START + "\n", "NOTES.md:2: " + END + " comes before " + START + " (line 4)"),
+])
+def test_update_notes_refuses_damaged_markers(tmp_path, damage, message):
+    pdir = _paper(tmp_path, "# Notes\n")
+    update_notes(pdir)
+    bad = damage((pdir / "NOTES.md").read_text(encoding="utf-8"))
+    (pdir / "NOTES.md").write_text(bad, encoding="utf-8")
+    with pytest.raises(ValueError, match="NOTES.md:") as e:
+        update_notes(pdir)
+    assert message in str(e.value)
+    assert (pdir / "NOTES.md").read_text(encoding="utf-8") == bad              # nothing written
+
+
+def test_bad_status_files_are_named(tmp_path):
+    pdir = _paper(tmp_path)
+    (pdir / "coverage.csv").write_text("table,item,status,reason\nFig. 1,x,done,ok\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"coverage\.csv:2: status 'done' is not one of"):
+        read_claim_status(pdir)
+    (pdir / "claims.csv").write_text("table,method,metric,value\nT,m,avg,1.0\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"claims\.csv:1: missing column\(s\) \['status', 'reason'\]"):
+        read_claim_status(pdir)
+    with pytest.raises(FileNotFoundError, match="no_such_paper' is not an existing folder"):
+        update_notes(tmp_path / "no_such_paper")
+
+
+def test_generated_text_cannot_hold_a_marker(tmp_path):
+    pdir = _paper(tmp_path)
+    (pdir / "coverage.csv").write_text(f"table,item,status,reason\nFig. 1,x,partly,{END}\n", encoding="utf-8")
+    assert END not in not_reproduced_section(pdir)
+    update_notes(pdir)
+    update_notes(pdir)                                              # still one pair of markers: no damage
+    assert (pdir / "NOTES.md").read_text(encoding="utf-8").count(END) == 1
+    assert report._md("a*b_[c]") == "a\\*b\\_\\[c\\]"
