@@ -11,13 +11,13 @@ from scipy import stats
 from .checks import check_all_finite, check_number, check_positive_int
 from .io import atomic_write_text
 from .predictions import verify_predictions
+from .claims import read_claims as _read_claims
 
 # %% auto #0
-__all__ = ['VERDICTS', 'RULE', 'CLAIM_STATUSES', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference',
-           'paired_bootstrap', 'paired_items', 'settle_plan', 'seed_comparison', 'correlation_ci', 'finding',
-           'bootstrap_finding', 'seed_finding', 'correlation_finding', 'read_claims', 'verdict_table',
-           'measured_tables', 'build_details', 'headline_verdicts', 'build_report', 'write_reports',
-           'read_claim_status', 'not_reproduced_section', 'update_notes']
+__all__ = ['VERDICTS', 'RULE', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference', 'paired_bootstrap',
+           'paired_items', 'settle_plan', 'seed_comparison', 'correlation_ci', 'finding', 'bootstrap_finding',
+           'seed_finding', 'correlation_finding', 'verdict_table', 'measured_tables', 'build_details',
+           'headline_verdicts', 'build_report', 'write_reports']
 
 # %% ../nbs/92_report.ipynb #c011
 def _as_tasks(x, what: str) -> dict:
@@ -366,21 +366,6 @@ def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1) -> 
     basis = f"Spearman over {c['n']} points, p = {c['p']:.3g}"
     return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)")
 
-# %% ../nbs/92_report.ipynb #c029
-def read_claims(paper_dir) -> dict:
-    "The paper's numbers (claims.csv) keyed by (table, method, metric); a folder without claims.csv has none."
-    import csv
-    if not Path(paper_dir).is_dir():
-        raise FileNotFoundError(f"paper_dir {str(paper_dir)!r} is not an existing folder (it should hold claims.csv)")
-    path = Path(paper_dir) / "claims.csv"
-    if not path.exists(): return {}
-    with open(path, encoding="utf-8", newline="") as f: rows = list(csv.DictReader(f))
-    for i, r in enumerate(rows, start=2):
-        try: r["value"] = float(r["value"])
-        except (KeyError, TypeError, ValueError):
-            raise ValueError(f"{path}:{i}: value {r.get('value')!r} is not a number") from None
-    return {(r["table"], r["method"], r["metric"]): r for r in rows}
-
 # %% ../nbs/92_report.ipynb #c030
 def _normalise_finding(f: dict) -> dict:
     "Older findings carry only `holds`; without an interval they need a rerun."
@@ -469,7 +454,7 @@ def build_details(paper: str, profile: str, run_dir, statuses: list[dict], paper
     run_dir, paper_dir = Path(run_dir), Path(paper_dir)
     verify_predictions(run_dir)                                 # the per-pair record must match its manifest
     links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
-    claims, results = read_claims(paper_dir), _results_of(run_dir, statuses)
+    claims, results = _read_claims(paper_dir), _results_of(run_dir, statuses)
     findings = [f for r in results for f in r.get("findings", [])]
     out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, "details")
     out += ["## Verdicts", "", RULE, ""]
@@ -528,7 +513,7 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
     run_dir, paper_dir = Path(run_dir), Path(paper_dir)
     verify_predictions(run_dir)                                 # the per-pair record must match its manifest
     links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
-    claims, results = read_claims(paper_dir), _results_of(run_dir, statuses)
+    claims, results = _read_claims(paper_dir), _results_of(run_dir, statuses)
     findings = [f for r in results for f in r.get("findings", [])]
     out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, "report")
     out += [f"Every interval, table and figure: [DETAILS.md]({links['details']}).", "", "## Verdicts", "", RULE, ""]
@@ -551,97 +536,15 @@ def write_reports(paper: str, profile: str, run_dir, statuses: list[dict], paper
         atomic_write_text(dest / "REPORT.md", build_report(*args))
     return run_dir / "REPORT.md"
 
-# %% ../nbs/92_report.ipynb #nr01
-CLAIM_STATUSES = ("not reproduced", "partly", "not testable here", "reproduced")
+# %% ../nbs/92_report.ipynb #dep01
+_MOVED = {"read_claims": "claims", "CLAIM_STATUSES": "claims", "read_claim_status": "claims",
+          "not_reproduced_section": "claims", "update_notes": "claims",
+          "save_predictions": "predictions", "load_predictions": "predictions", "verify_predictions": "predictions"}
 
-def _status_rows(path: Path, need: tuple) -> list[dict]:
-    "The rows of a CSV with the columns `need`; each status one of CLAIM_STATUSES, each reason non-empty (file:line)."
-    import csv
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in need if c not in (reader.fieldnames or [])]
-        if missing: raise ValueError(f"{path}:1: missing column(s) {missing} (the header needs {list(need)})")
-        rows = list(reader)
-    for i, r in enumerate(rows, start=2):
-        if r["status"] not in CLAIM_STATUSES:
-            raise ValueError(f"{path}:{i}: status {r['status']!r} is not one of {list(CLAIM_STATUSES)}")
-        if not (r["reason"] or "").strip(): raise ValueError(f"{path}:{i}: the reason is empty")
-    return rows
-
-# %% ../nbs/92_report.ipynb #nr03
-def read_claim_status(paper_dir) -> list[dict]:
-    "Every claim of a paper with its status and reason: the rows of claims.csv, then those of coverage.csv."
-    paper_dir = Path(paper_dir)
-    if not paper_dir.is_dir():
-        raise FileNotFoundError(f"paper_dir {str(paper_dir)!r} is not an existing folder (it should hold claims.csv)")
-    out, claims, cover = [], paper_dir / "claims.csv", paper_dir / "coverage.csv"
-    if claims.exists():
-        for r in _status_rows(claims, ("table", "method", "metric", "value", "status", "reason")):
-            out.append({"table": r["table"], "item": r["method"], "metric": r["metric"], "value": r["value"],
-                        "status": r["status"], "reason": r["reason"].strip(), "file": "claims.csv"})
-    if cover.exists():
-        for r in _status_rows(cover, ("table", "item", "status", "reason")):
-            out.append({"table": r["table"], "item": r["item"], "metric": "", "value": "",
-                        "status": r["status"], "reason": r["reason"].strip(), "file": "coverage.csv"})
-    return out
-
-# %% ../nbs/92_report.ipynb #nr06
-def _md(s: str) -> str:
-    "Plain text as Markdown: emphasis, link and code characters escaped, '<' as an entity (no HTML, no markers)."
-    return re.sub(r"([\\`*_\[\]])", r"\\\1", s).replace("<", "&lt;")
-
-def _status_lines(rows: list[dict], every: list[dict]) -> list[str]:
-    "One line per (table, reason): '- **table** — items: reason'; a method's metrics named when only some share it."
-    groups, out = {}, []
-    for r in rows: groups.setdefault(r["table"], {}).setdefault(r["reason"], []).append(r)
-    for table, by_reason in groups.items():
-        for reason, rs in by_reason.items():
-            items = {}
-            for r in rs: items.setdefault(r["item"], []).append(r["metric"])
-            names = []
-            for item, metrics in items.items():
-                all_m = [e["metric"] for e in every if e["table"] == table and e["item"] == item]
-                shown = "" if not metrics[0] or metrics == all_m else f" ({', '.join(metrics)})"
-                names.append(_md(item) + _md(shown))
-            out.append(f"- **{_md(table)}** — {'; '.join(names)}: {_md(reason)}")
-    return out
-
-# %% ../nbs/92_report.ipynb #nr08
-def not_reproduced_section(paper_dir) -> str:
-    "'## Not reproduced here': every claim, table and figure whose status is not 'reproduced', by status, with reasons."
-    rows = read_claim_status(paper_dir)
-    n = {s: sum(r["status"] == s for r in rows) for s in CLAIM_STATUSES}
-    n_claims = sum(r["file"] == "claims.csv" for r in rows)
-    out = ["## Not reproduced here", "",
-           "Generated from `claims.csv` (columns `status`, `reason`) and `coverage.csv` by "
-           "`sentemb_lit.report.update_notes`; edit those files, not this section.", ""]
-    if not rows: return "\n".join(out + ["Neither file lists anything for this paper.", ""])
-    out += [f"Of {n_claims} reported numbers and {len(rows) - n_claims} table/figure rows: "
-            + ", ".join(f"{n[s]} {s}" for s in CLAIM_STATUSES) + ".", ""]
-    for s in CLAIM_STATUSES[:-1]:
-        group = [r for r in rows if r["status"] == s]
-        if group: out += [f"### {s[0].upper() + s[1:]} ({n[s]})", ""] + _status_lines(group, rows) + [""]
-    if n["reproduced"] == len(rows): out += ["Every listed claim is reproduced.", ""]
-    return "\n".join(out)
-
-# %% ../nbs/92_report.ipynb #nr11
-_MARKERS = ("<!-- not-reproduced:start -->", "<!-- not-reproduced:end -->")
-
-def update_notes(paper_dir) -> Path:
-    "Write not_reproduced_section into NOTES.md between _MARKERS (appended at the end when absent); the rest kept."
-    section, path = not_reproduced_section(paper_dir), Path(paper_dir) / "NOTES.md"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    start, end = _MARKERS
-    line = lambda i: text.count("\n", 0, i) + 1
-    found = {m: [line(x.start()) for x in re.finditer(re.escape(m), text)] for m in _MARKERS}
-    if not found[start] and not found[end]:
-        new = text.rstrip("\n") + ("\n\n" if text.strip() else "") + f"{start}\n{section}{end}\n"
-    elif len(found[start]) != 1 or len(found[end]) != 1:
-        raise ValueError(f"{path}:{(found[start] + found[end])[0]}: damaged markers: {start} on line(s) "
-                         f"{found[start] or 'none'}, {end} on line(s) {found[end] or 'none'} (need one of each)")
-    elif text.index(end) < text.index(start):
-        raise ValueError(f"{path}:{found[end][0]}: {end} comes before {start} (line {found[start][0]})")
-    else:
-        new = text[:text.index(start) + len(start)] + "\n" + section + text[text.index(end):]
-    if new != text: atomic_write_text(path, new)
-    return path
+def __getattr__(name: str):
+    "Names that moved to another module: still importable from here for one release, with a DeprecationWarning."
+    if name not in _MOVED: raise AttributeError(f"module 'sentemb_lit.report' has no attribute {name!r}")
+    import importlib, warnings
+    warnings.warn(f"sentemb_lit.report.{name} moved to sentemb_lit.{_MOVED[name]}.{name}; the old path goes away in "
+                  "the next release", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(f"sentemb_lit.{_MOVED[name]}"), name)

@@ -4,8 +4,8 @@ paper is listed at least once, and the "Not reproduced here" section of each NOT
 import csv
 from pathlib import Path
 import pytest
-from sentemb_lit import report
-from sentemb_lit.report import (CLAIM_STATUSES, not_reproduced_section, read_claim_status, read_claims,
+
+from sentemb_lit.claims import (CLAIM_STATUSES, not_reproduced_section, read_claim_status, read_claims,
                                 update_notes)
 
 PAPERS = Path(__file__).resolve().parents[1] / "papers"
