@@ -5,6 +5,7 @@ import csv
 from pathlib import Path
 import pytest
 
+from sentemb_lit import claims
 from sentemb_lit.claims import (CLAIM_STATUSES, not_reproduced_section, read_claim_status, read_claims,
                                 update_notes)
 
@@ -120,4 +121,4 @@ def test_generated_text_cannot_hold_a_marker(tmp_path):
     update_notes(pdir)
     update_notes(pdir)                                              # still one pair of markers: no damage
     assert (pdir / "NOTES.md").read_text(encoding="utf-8").count(END) == 1
-    assert report._md("a*b_[c]") == "a\\*b\\_\\[c\\]"
+    assert claims._md("a*b_[c]") == "a\\*b\\_\\[c\\]"
