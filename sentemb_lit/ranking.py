@@ -227,8 +227,12 @@ def _after_training(model: RankStudent, out_dir: Path) -> tuple[float | None, di
     "(the logged step-0 dev score, the weights after the last step); then the best-dev weights are loaded, eval mode."
     dev0 = next((r["dev"] for r in read_jsonl(out_dir / "log.jsonl") if r.get("step") == 0 and "dev" in r), None)
     last_state = _student_state(model)
-    if (out_dir / "best" / "student.pt").exists():
-        model.load_state_dict(torch.load(out_dir / "best" / "student.pt", map_location="cpu", weights_only=True))
+    best = out_dir / "best" / "student.pt"
+    if best.exists():
+        try: state = torch.load(best, map_location="cpu", weights_only=True)      # tensors only: nothing runs
+        except Exception as e:
+            raise ValueError(f"cannot read {best} ({type(e).__name__}: {str(e)[:200]}); delete it and rerun") from None
+        model.load_state_dict(state)
     model.eval()
     return dev0, last_state
 
@@ -318,11 +322,15 @@ def save_pairs(path, pairs: dict) -> Path:
 # %% ../nbs/21_ranking_posttraining.ipynb #r21pe2
 def load_pairs(path) -> dict:
     "The pairs dict written by `save_pairs`: task -> {'gold', 'pred', 'subset'}."
-    with np.load(path, allow_pickle=False) as z:
-        out = {}
-        for name in z.files:
-            t, k = name.rsplit(".", 1)
-            out.setdefault(t, {})[k] = z[name]
+    try:
+        with np.load(path, allow_pickle=False) as z:                     # arrays only: an .npz never runs code
+            out = {}
+            for name in z.files:
+                t, k = name.rsplit(".", 1)
+                out.setdefault(t, {})[k] = z[name]
+    except (OSError, ValueError) as e:
+        raise ValueError(f"cannot read the pairs file {path} ({type(e).__name__}: {str(e)[:200]}); "
+                         "a file of save_pairs holds arrays named '<task>.<gold|pred|subset>'") from None
     return out
 
 

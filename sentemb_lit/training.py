@@ -395,6 +395,9 @@ def _load_checkpoint(run: _Run, resume: str) -> dict:
     ck = read_checkpoint(run.ckpt_path)
     missing = [k for k in ("modules", "optimizer", "scheduler", "state", "config") if k not in ck]
     if missing: raise ValueError(f"the checkpoint {run.ckpt_path} lacks {missing}; delete it to start over")
+    state_ok = isinstance(ck["state"], dict) and {"step", "best_score", "best_step", "skipped"} <= set(ck["state"])
+    if not (state_ok and isinstance(ck["config"], dict)):
+        raise ValueError(f"the checkpoint {run.ckpt_path} has no valid run state or config; delete it to start over")
     diff = config_diff(ck["config"], run.config)
     if diff and resume == "strict":
         changes = "; ".join(f"{k}: {a!r} → {b!r}" for k, a, b in ((k, *v) for k, v in diff.items()))

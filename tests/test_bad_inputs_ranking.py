@@ -274,3 +274,12 @@ def test_filter_chains_min_repeat(min_repeat, err):
     "min_repeat=0 would flag every chain as a repeat."
     with pytest.raises(err, match=f"min_repeat must be a positive int, got {min_repeat!r}"):
         C.filter_chains([dict(chain=["a", "b"], stops=["eos"])], min_repeat=min_repeat)
+
+
+def test_load_pairs_names_a_damaged_file(tmp_path):
+    (tmp_path / "pairs.npz").write_bytes(b"not an npz")
+    with pytest.raises(ValueError, match=r"cannot read the pairs file .*pairs\.npz"):
+        R.load_pairs(tmp_path / "pairs.npz")
+    np.savez(tmp_path / "odd.npz", nodot=np.zeros(2))
+    with pytest.raises(ValueError, match=r"cannot read the pairs file .*odd\.npz"):
+        R.load_pairs(tmp_path / "odd.npz")

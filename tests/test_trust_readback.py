@@ -119,3 +119,17 @@ def test_write_json_verified_refuses_what_it_cannot_prove(tmp_path):
         write_json_verified(tmp_path / "x.json", [1, 2])
     with pytest.raises(ValueError, match="must not have a key '_sha256'"):
         write_json_verified(tmp_path / "x.json", {"_sha256": "0"})
+
+
+def test_a_malformed_checkpoint_state_is_named_not_a_bare_key_error(tmp_path):
+    from sentemb_lit.training import _write_checkpoint
+    _fit(tmp_path, stop_after=2)
+    ck = read_checkpoint(tmp_path / CHECKPOINT)
+    del ck["state"]["step"]
+    _write_checkpoint(tmp_path / CHECKPOINT, ck)
+    with pytest.raises(ValueError, match=r"checkpoint\.safetensors has no valid run state or config; delete it"):
+        _fit(tmp_path)
+    del ck["optimizer"]
+    _write_checkpoint(tmp_path / CHECKPOINT, ck)
+    with pytest.raises(ValueError, match=r"checkpoint\.safetensors lacks \['optimizer'\]"):
+        _fit(tmp_path)
