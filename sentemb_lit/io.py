@@ -4,7 +4,8 @@
 
 # %% ../nbs/05_io.ipynb #c002
 from __future__ import annotations
-import ast, contextlib, dataclasses, errno, fcntl, hashlib, importlib.util, json, math, os, shutil, tempfile, time
+import ast, contextlib, dataclasses, errno, fcntl, hashlib, importlib.util, json, logging, math, os, shutil
+import tempfile, time
 import warnings
 from pathlib import Path
 from typing import Callable
@@ -12,9 +13,10 @@ import numpy as np
 from .checks import check_number, check_type
 
 # %% auto #0
-__all__ = ['atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'remove_stale_tmp', 'atomic_write_dir',
+__all__ = ['HASH_FIELD', 'remove_stale_tmp', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'atomic_write_dir',
            'CorruptFileError', 'read_jsonl', 'repair_jsonl_tail', 'append_jsonl', 'LockedError', 'exclusive',
-           'file_digest', 'fingerprint', 'code_hash', 'cache_key', 'KeyedStore']
+           'IntegrityError', 'write_json_verified', 'read_json_verified', 'seal_json', 'file_digest', 'fingerprint',
+           'code_hash', 'cache_key', 'KeyedStore']
 
 # %% ../nbs/05_io.ipynb #c005
 def _json_default(o):
@@ -24,11 +26,30 @@ def _json_default(o):
     if isinstance(o, Path): return str(o)
     raise TypeError(f"{type(o).__name__} is not JSON serialisable")
 
+# %% ../nbs/05_io.ipynb #c010
+def _pid_alive(pid: int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True
+    return True
+
+def remove_stale_tmp(target) -> list[Path]:
+    "Remove temporary siblings `<target>.tmp-<pid>-*` left by dead processes; the removed paths."
+    target = Path(target)
+    removed = []
+    for tmp in target.parent.glob(target.name + ".tmp-*"):
+        pid = tmp.name[len(target.name) + 5:].split("-")[0]
+        if not pid.isdigit() or not _pid_alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True) if tmp.is_dir() else tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
 # %% ../nbs/05_io.ipynb #c006
 def _atomic_write(path, write: Callable[[Path], None]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    remove_stale_tmp(path)                                       # temporaries of writers that were killed
+    fd, tmp = tempfile.mkstemp(prefix=f"{path.name}.tmp-{os.getpid()}-", dir=path.parent)
     os.close(fd)
     try:
         write(Path(tmp))
@@ -56,24 +77,6 @@ def atomic_torch_save(obj, path) -> Path:
     "`torch.save` to `path` atomically."
     import torch
     return _atomic_write(path, lambda p: torch.save(obj, p))
-
-# %% ../nbs/05_io.ipynb #c010
-def _pid_alive(pid: int) -> bool:
-    try: os.kill(pid, 0)
-    except ProcessLookupError: return False
-    except PermissionError: return True
-    return True
-
-def remove_stale_tmp(target) -> list[Path]:
-    "Remove temporary siblings `<target>.tmp-<pid>-*` left by dead processes; the removed paths."
-    target = Path(target)
-    removed = []
-    for tmp in target.parent.glob(target.name + ".tmp-*"):
-        pid = tmp.name[len(target.name) + 5:].split("-")[0]
-        if not pid.isdigit() or not _pid_alive(int(pid)):
-            shutil.rmtree(tmp, ignore_errors=True) if tmp.is_dir() else tmp.unlink(missing_ok=True)
-            removed.append(tmp)
-    return removed
 
 # %% ../nbs/05_io.ipynb #c011
 def atomic_write_dir(target, fill: Callable[[Path], None]) -> Path:
@@ -190,6 +193,71 @@ def exclusive(path, wait: float = 0.0):
     finally:
         os.close(fd)                                           # closing the descriptor releases the flock
 
+# %% ../nbs/05_io.ipynb #h1c01
+class IntegrityError(ValueError):
+    "A stored result whose content does not match the hash recorded when it was written (or that has no hash)."
+    def __init__(self, msg: str, path=None, expected: str | None = None, found: str | None = None):
+        super().__init__(msg)
+        self.path, self.expected, self.found = path, expected, found
+
+# %% ../nbs/05_io.ipynb #h1c02
+HASH_FIELD = "_sha256"
+
+def _content_hash(obj: dict) -> str:
+    "SHA-256 of the canonical JSON of `obj` (sorted keys, no spaces, UTF-8), the hash field left out."
+    body = {k: v for k, v in obj.items() if k != HASH_FIELD}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+# %% ../nbs/05_io.ipynb #h1c03
+def write_json_verified(path, obj: dict) -> Path:
+    "Write the dict `obj` as JSON to `path` atomically, with the SHA-256 of its content as a last field `_sha256`."
+    check_type(obj, "obj", dict)
+    if HASH_FIELD in obj: raise ValueError(f"{path}: obj must not have a key {HASH_FIELD!r}; it is the written hash")
+    try: plain = json.loads(json.dumps(obj, allow_nan=False, default=_json_default))
+    except ValueError as e: raise ValueError(f"{path}: {e} (results must be finite numbers)") from None
+    return atomic_write_json(path, plain | {HASH_FIELD: _content_hash(plain)})
+
+# %% ../nbs/05_io.ipynb #h1c04
+def _read_json_object(path: Path) -> dict:
+    "The JSON object in `path`; a file that is not one is a `CorruptFileError` naming it (and the line)."
+    try: obj = json.loads(_read_text(path))
+    except json.JSONDecodeError as e:
+        raise CorruptFileError(f"{path}:{e.lineno}: not valid JSON ({e.msg}); the file is damaged: "
+                               "delete it to recompute it") from None
+    if not isinstance(obj, dict): raise CorruptFileError(f"{path}: a JSON {type(obj).__name__}, not an object")
+    return obj
+
+# %% ../nbs/05_io.ipynb #h1c05
+def read_json_verified(path) -> dict:
+    "The dict `write_json_verified` wrote to `path`, after checking its content hash (`IntegrityError` if it differs)."
+    path = Path(path)
+    obj = _read_json_object(path)
+    expected, found = obj.pop(HASH_FIELD, None), _content_hash(obj)
+    if expected is None:
+        raise IntegrityError(f"{path} has no content hash ({HASH_FIELD!r}): written before results were hashed, or "
+                             "by hand. If you trust its content, seal it once: python -c \"from sentemb_lit.io import "
+                             f"seal_json; seal_json('{path}')\"; else delete it to recompute it", path, None, found)
+    if expected != found:
+        raise IntegrityError(f"{path}: content hash mismatch (recorded {expected}, found {found}): the file was "
+                             "changed after it was written; delete it to recompute it (or restore it)",
+                             path, expected, found)
+    return obj
+
+# %% ../nbs/05_io.ipynb #h1c06
+_log = logging.getLogger(__name__)
+
+def seal_json(path) -> str:
+    """Migrate a JSON result written without a hash: add its content hash (logged; a decision that its content is
+    trusted). A file that already has a correct hash is left as it is; one with a wrong hash is refused."""
+    path = Path(path)
+    obj = _read_json_object(path)
+    if HASH_FIELD in obj: return read_json_verified(path) and obj[HASH_FIELD]   # IntegrityError when it differs
+    write_json_verified(path, obj)
+    h = _content_hash(obj)
+    _log.warning("sealed %s with content hash %s: its content is trusted from now on", path, h)
+    return h
+
 # %% ../nbs/05_io.ipynb #c026
 _FILE_MEMO: dict = {}
 
@@ -283,8 +351,11 @@ class KeyedStore:
         return k
 
     def path(self, name: str, key) -> Path:
-        "The folder of `name` under `key` (created on demand by the writer)."
-        if not isinstance(name, str) or not name or "/" in name: raise ValueError(f"bad result name {name!r}")
+        "The folder of `name` under `key` (created on demand by the writer); `name` is one folder name inside root."
+        bad = not isinstance(name, str) or name.strip() in ("", ".", "..") or any(c in name for c in "/\\\0")
+        if bad or Path(name).is_absolute():
+            raise ValueError(f"name must be one folder name inside {self.root} (not empty, no '/', '\\', '..'), "
+                             f"got {name!r}")
         return self.root / name / self._hex(key)[:16]
 
 # %% ../nbs/05_io.ipynb #c035
@@ -305,18 +376,21 @@ KeyedStore.is_done, KeyedStore.mark_done = _is_done, _mark_done
 
 # %% ../nbs/05_io.ipynb #c036
 def _save(self: KeyedStore, name: str, key, result: dict) -> dict:
-    "Store a JSON result under `key`, then its marker."
-    atomic_write_json(self.path(name, key) / "result.json", result)
+    "Store a JSON result under `key` with its content hash (`write_json_verified`), then its marker."
+    write_json_verified(self.path(name, key) / "result.json", result)
     self.mark_done(name, key)
     return result
 
 def _load(self: KeyedStore, name: str, key):
-    "The result stored for `name` under exactly `key`, or None."
+    """The result stored for `name` under exactly `key`, or None: a damaged or edited result (hash mismatch) is
+    recomputed, never served; a result without a hash (written before hashes) is refused until `seal_json`ed."""
     if not self.is_done(name, key): return None
     path = self.path(name, key) / "result.json"
-    try: return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        warnings.warn(f"{path} is unreadable ({type(e).__name__}); recomputing it")
-        return None
+    try: return read_json_verified(path)
+    except IntegrityError as e:
+        if e.expected is None: raise
+        warnings.warn(f"{e}; recomputing it")
+    except (OSError, ValueError) as e: warnings.warn(f"{path} is unreadable ({type(e).__name__}: {e}); recomputing it")
+    return None
 
 KeyedStore.save, KeyedStore.load = _save, _load

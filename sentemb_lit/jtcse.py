@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_jtcse.ipynb #c002
 from __future__ import annotations
-import json, math, shutil, time
+import json, math, os, shutil, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
@@ -17,12 +17,13 @@ from .models import check_max_length, encode as encode_with, load_encoder, max_p
 from .cross_attention import CAELConfig, TwinTowerOutput, check_towers, lockstep_forward
 
 # %% auto #0
-__all__ = ['TWIN_CONFIG', 'VARIANTS', 'TRAIN_CODE', 'EVAL_CODE', 'positive_index', 'two_view_batch', 'texts_of',
-           'EncoderProtocolMixin', 'TwinTowerEncoder', 'export_sentence_transformer', 'TwinTowerConfig',
-           'TwinTowerModel', 'JTCSEConfig', 'official_config', 'batch_sentences', 'make_batch_at', 'SimCSEHead',
-           'set_dropout', 'twin_outputs', 'make_loss_fn', 'prepare_model', 'inference_encoder', 'save_model',
-           'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts', 'TowerPoolings',
-           'inference_macs', 'bert_macs', 'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
+__all__ = ['TWIN_CONFIG', 'TWIN_FORMAT', 'TWIN_SUPPORTED', 'EXPORT_MARKER', 'EXPORT_FORMAT', 'VARIANTS', 'TRAIN_CODE',
+           'EVAL_CODE', 'positive_index', 'two_view_batch', 'texts_of', 'EncoderProtocolMixin', 'TwinTowerEncoder',
+           'export_sentence_transformer', 'TwinTowerConfig', 'TwinTowerModel', 'JTCSEConfig', 'official_config',
+           'batch_sentences', 'make_batch_at', 'SimCSEHead', 'set_dropout', 'twin_outputs', 'make_loss_fn',
+           'prepare_model', 'inference_encoder', 'save_model', 'load_model', 'train', 'model_fingerprint',
+           'sts_fingerprint', 'run_stage', 'run_sts', 'TowerPoolings', 'inference_macs', 'bert_macs',
+           'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
 
 # %% ../nbs/12_jtcse.ipynb #c005
 def positive_index(n_rows: int) -> torch.Tensor:
@@ -99,7 +100,7 @@ def _as_matrix(x, name: str) -> torch.Tensor:
     return t
 
 # %% ../nbs/12_jtcse.ipynb #c008
-TWIN_CONFIG = "twin_config.json"
+TWIN_CONFIG, TWIN_FORMAT = "twin_config.json", "sentemb_lit.TwinTowerEncoder"
 
 def _check_tower(m, name):
     "A transformers encoder: not a causal LM (by its config, its architectures or its class)."
@@ -186,31 +187,107 @@ def write_to(self: TwinTowerEncoder, folder) -> None:
         t.save_pretrained(folder / f"tower_{i}")
         self.tokenizer.save_pretrained(folder / f"tower_{i}")
     cael = None if self.cael is None else asdict(self.cael)
-    cfg = {"format": "sentemb_lit.TwinTowerEncoder", "version": 1, "towers": ["tower_1", "tower_2"],
-           "pooling": "cls", "combine": "sum", "max_length": self.max_length, "cael": cael}
+    files = sorted(p.relative_to(folder).as_posix() for t in ("tower_1", "tower_2") for p in (folder / t).rglob("*")
+                   if p.is_file())
+    cfg = {"format": TWIN_FORMAT, "version": 1, "towers": ["tower_1", "tower_2"],
+           "pooling": "cls", "combine": "sum", "max_length": self.max_length, "cael": cael, "files": files}
     (folder / TWIN_CONFIG).write_text(json.dumps(cfg, indent=1))
+
+# %% ../nbs/12_jtcse.ipynb #h1j01
+def _files_in(path: Path) -> list[str]:
+    "Relative paths of every file (and symlink) below `path`."
+    return sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file() or p.is_symlink())
+
+def _carry(src: Path, dst: Path) -> None:
+    "Put the file `src` at `dst` unchanged: a hard link (a symlink stays a symlink; a copy where links fail)."
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_symlink(): return os.symlink(os.readlink(src), dst)
+    try: os.link(src, dst)
+    except OSError: shutil.copy2(src, dst)
+
+# %% ../nbs/12_jtcse.ipynb #h1j02
+def _write_our_folder(path, fill: Callable[[Path], None], ours: Callable[[Path], list | None], overwrite: bool,
+                      what: str) -> Path:
+    """Write the folder `fill` makes at `path`, atomically. A non-empty folder must be ours (`ours(path)`: the files
+    our earlier write listed, None when not ours) or `overwrite=True`; files we did not write are carried over."""
+    path = Path(path)
+    check_flag(overwrite, "overwrite")
+    if path.exists() and not path.is_dir(): raise ValueError(f"path {path} exists and is not a folder")
+    existing = _files_in(path) if path.is_dir() else []
+    mine = ours(path) if existing else []
+    if mine is None and not overwrite:
+        shown = ", ".join(existing[:3]) + (", …" if len(existing) > 3 else "")
+        raise FileExistsError(f"{path} is not empty ({shown}) and is not {what} written by sentemb_lit; choose a new "
+                              "or empty folder, or pass overwrite=True (files we did not write are kept)")
+    keep = [f for f in existing if f not in set(mine or [])]
+    def fill_and_keep(tmp: Path) -> None:
+        fill(tmp)
+        written = set(_files_in(tmp))
+        for f in keep:
+            if f not in written: _carry(path / f, tmp / f)
+    return _atomic_save(path, fill_and_keep)
+
+# %% ../nbs/12_jtcse.ipynb #h1j03
+def _our_twin_files(path: Path) -> list | None:
+    "The files of a twin saved by us at `path` (its twin_config.json lists them), or None when it is not one."
+    try: cfg = json.loads((path / TWIN_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError): return None
+    if not isinstance(cfg, dict) or cfg.get("format") != TWIN_FORMAT: return None
+    files = cfg.get("files")
+    if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):        # a save from before the list
+        files = [f for f in _files_in(path) if f.split("/")[0] in ("tower_1", "tower_2")]
+    return files + [TWIN_CONFIG]
 
 # %% ../nbs/12_jtcse.ipynb #c008e2
 @patch
-def save_pretrained(self: TwinTowerEncoder, path) -> Path:
-    "`write_to` a temporary sibling of `path`, then rename it into place (atomic)."
-    return _atomic_save(path, self.write_to)
+def save_pretrained(self: TwinTowerEncoder, path, overwrite: bool = False) -> Path:
+    """`write_to` a temporary sibling of `path`, then rename it into place (atomic). A non-empty `path` must be a twin
+    saved by us, or `overwrite=True`; files we did not write are never deleted (see above)."""
+    return _write_our_folder(path, self.write_to, _our_twin_files, overwrite, "a TwinTowerEncoder")
 
 # %% ../nbs/12_jtcse.ipynb #c008f
-def _read_twin_config(path: Path) -> dict:
-    "The parsed twin_config.json of a saved twin, checked."
-    f = path / TWIN_CONFIG
-    if not f.is_file(): raise FileNotFoundError(f"{path} has no {TWIN_CONFIG}: not a saved TwinTowerEncoder")
-    try:
-        cfg = json.loads(f.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{f} is not valid JSON ({e}): a damaged save; save the twin again") from None
-    towers = cfg.get("towers") if isinstance(cfg, dict) else None
+TWIN_SUPPORTED = {"format": TWIN_FORMAT, "version": 1, "pooling": "cls", "combine": "sum"}
+
+def _check_twin_towers(f: Path, towers) -> list[str]:
+    "Two distinct tower folders, each a plain relative name inside the saved folder."
     if not (isinstance(towers, list) and len(towers) == 2 and all(isinstance(t, str) for t in towers)):
         raise ValueError(f"{f} is not a TwinTowerEncoder config: 'towers' must name two folders, got {towers!r}")
+    for t in towers:
+        if t in ("", ".") or Path(t).is_absolute() or ".." in Path(t).parts or "\\" in t:
+            raise ValueError(f"{f}: tower folder {t!r} leaves the saved folder; it must be a relative name inside it")
+    if towers[0] == towers[1]: raise ValueError(f"{f}: the two towers name one folder {towers[0]!r}")
+    return towers
+
+def _read_twin_config(path: Path) -> dict:
+    "The parsed twin_config.json of a saved twin, checked against what this version supports."
+    f = path / TWIN_CONFIG
+    if not f.is_file(): raise FileNotFoundError(_no_twin_config(path))
+    try: cfg = json.loads(f.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{f} is not valid JSON ({e}): a damaged save; save the twin again") from None
+    if not isinstance(cfg, dict): raise ValueError(f"{f} is not a TwinTowerEncoder config (a JSON object)")
+    cfg["towers"] = _check_twin_towers(f, cfg.get("towers"))
+    for k, ok in TWIN_SUPPORTED.items():
+        if k not in cfg: raise ValueError(f"{f} lacks {k!r}: not a TwinTowerEncoder saved by sentemb_lit")
+        if cfg[k] != ok: raise ValueError(f"{f}: {k} {cfg[k]!r} is not supported (this version reads {k}={ok!r})")
+    ml = cfg.get("max_length", 128)
+    if isinstance(ml, bool) or not isinstance(ml, int) or ml < 2:
+        raise ValueError(f"{f}: max_length must be an int >= 2, got {ml!r}")
+    if cfg.get("cael") is not None and not isinstance(cfg["cael"], dict):
+        raise ValueError(f"{f}: cael must be null or an object, got {cfg['cael']!r}")
     return cfg
 
 # %% ../nbs/12_jtcse.ipynb #c008g
+def _no_twin_config(path: Path) -> str:
+    "Why `path` is not a saved twin; for a sentence-transformers export of one, how to load it instead."
+    try: exported = json.loads((path / "config.json").read_text()).get("model_type") == "sentemb_lit_twin"
+    except (OSError, ValueError, AttributeError): exported = False
+    if exported:
+        return (f"{path} is a sentence-transformers export of a twin (model type 'sentemb_lit_twin'), not a "
+                "save_pretrained folder: `import sentemb_lit.jtcse` first (it registers that model type), then "
+                "SentenceTransformer(path) or AutoModel.from_pretrained(path)")
+    return f"{path} has no {TWIN_CONFIG}: not a saved TwinTowerEncoder"
+
 @patch(cls_method=True)
 def from_pretrained(cls: TwinTowerEncoder, path, device=None) -> TwinTowerEncoder:
     "A twin saved by `save_pretrained` (each tower with its tokenizer; the first tower's tokenizer is used)."
@@ -218,7 +295,9 @@ def from_pretrained(cls: TwinTowerEncoder, path, device=None) -> TwinTowerEncode
     cfg = _read_twin_config(path)
     (m1, tok), (m2, _) = (load_encoder(str(path / d), device=device) for d in cfg["towers"])
     cael = cfg.get("cael")
-    cael = None if cael is None else CAELConfig(**cael)
+    try: cael = None if cael is None else CAELConfig(**cael)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{path / TWIN_CONFIG}: cael {cael!r} is not a CAELConfig ({e})") from None
     return cls(m1, m2, tok, cfg.get("max_length", 128), cael=cael)
 
 # %% ../nbs/12_jtcse.ipynb #c008g2
@@ -229,11 +308,27 @@ def from_towers(cls: TwinTowerEncoder, name_1: str, name_2: str, device=None, ma
     (m1, tok), (m2, _) = load_encoder(name_1, device=device), load_encoder(name_2, device=device)
     return cls(m1, m2, tok, max_length, cael=cael)
 
+# %% ../nbs/12_jtcse.ipynb #h1j06
+EXPORT_MARKER, EXPORT_FORMAT = "sentemb_lit_export.json", "sentemb_lit.sentence_transformer"
+
+def _our_export_files(path: Path) -> list | None:
+    "The files of a sentence-transformers export of ours at `path` (its marker lists them), or None."
+    try: marker = json.loads((path / EXPORT_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError): return None
+    if not isinstance(marker, dict) or marker.get("format") != EXPORT_FORMAT: return None
+    files = marker.get("files")
+    return [f for f in files if isinstance(f, str)] + [EXPORT_MARKER] if isinstance(files, list) else None
+
+_TWIN_README = ("# A sentemb_lit twin-tower model\n\nLoad it after `import sentemb_lit.jtcse`, which registers its "
+                "model type `sentemb_lit_twin` with transformers:\n\n```python\nimport sentemb_lit.jtcse\n"
+                "from sentence_transformers import SentenceTransformer\nmodel = SentenceTransformer(path)\n```\n")
+
 # %% ../nbs/12_jtcse.ipynb #c013
 def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls",
-                                max_seq_length: int | None = None) -> Path:
+                                max_seq_length: int | None = None, overwrite: bool = False) -> Path:
     """Write a tower or a `TwinTowerEncoder` as a folder that `SentenceTransformer(path)` loads (a twin after
-    `import sentemb_lit.jtcse`), with the given pooling (cls | mean); `tokenizer=None` for a twin uses its own."""
+    `import sentemb_lit.jtcse`), with the given pooling (cls | mean); `tokenizer=None` for a twin uses its own. A
+    non-empty `path` must be an export of ours or `overwrite=True`; files we did not write are never deleted."""
     modes = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens"}
     check_choice(pooling, "pooling", tuple(modes))
     twin = isinstance(model, TwinTowerEncoder)
@@ -259,7 +354,10 @@ def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls",
                  "pooling_mode_mean_sqrt_len_tokens")
         pool_cfg = {"word_embedding_dimension": model.config.hidden_size} | {m: m == modes[pooling] for m in flags}
         (tmp / "1_Pooling" / "config.json").write_text(json.dumps(pool_cfg, indent=1))
-    return _atomic_save(path, fill)
+        if twin: (tmp / "README.md").write_text(_TWIN_README)
+        marker = {"format": EXPORT_FORMAT, "version": 1, "files": _files_in(tmp)}
+        (tmp / EXPORT_MARKER).write_text(json.dumps(marker, indent=1))
+    return _write_our_folder(path, fill, _our_export_files, overwrite, "a sentence-transformers export")
 
 # %% ../nbs/12_jtcse.ipynb #c013a
 from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
@@ -374,6 +472,9 @@ def _check_config(c: JTCSEConfig) -> None:
     check_number(c.weight_decay, "weight_decay", ge=0)
     check_number(c.max_grad_norm, "max_grad_norm", gt=0, optional=True)
     check_number(c.dropout, "dropout", ge=0, lt=1, optional=True)
+    if c.variant != "distill" and c.batch_size == 1:
+        raise ValueError(f"batch_size must be >= 2 for variant {c.variant!r}: with one sentence per batch every "
+                         "InfoNCE / ICNCE term is identically 0 (no negatives)")
     for name, least in (("batch_size", 1), ("n_steps", 1), ("max_length", 2), ("eval_every", 0), ("ckpt_every", 0),
                         ("seed", 0), ("data_seed", 0)):
         check_positive_int(getattr(c, name), name, minimum=least)
@@ -533,6 +634,7 @@ def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncode
 from .training import fit, FitResult
 from .evaluation import evaluate_dev
 from .models import SentenceEncoder
+from .io import fingerprint
 
 def prepare_model(model: nn.Module, config: JTCSEConfig) -> nn.Module:
     "Apply the configuration's dropout and embedding freezing to a tower or twin."
@@ -569,11 +671,22 @@ def load_model(folder, device=None):
     if not (folder / "config.json").is_file(): raise FileNotFoundError(f"{folder} holds no saved model")
     return load_encoder(str(folder), device=device)
 
+# %% ../nbs/12_jtcse.ipynb #h1j07
+def _run_config(config: JTCSEConfig, corpus, teacher, dev_limit, dev_variant) -> dict:
+    """What a resume of `train` must find unchanged (`fit` compares it with the checkpoint's): the configuration
+    but `ckpt_every` (checkpoints do not change the result), the corpus, the teacher's weights, the dev settings."""
+    cfg = {k: v for k, v in config.to_dict().items() if k != "ckpt_every"}
+    dev = {"dev_limit": dev_limit, "dev_variant": dev_variant} if config.eval_every else {}
+    return cfg | dev | {"corpus": fingerprint(list(corpus)),
+                        "teacher": None if teacher is None else fingerprint(dict(teacher.state_dict()))}
+
 # %% ../nbs/12_jtcse.ipynb #c027e
 def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str], out_dir, teacher=None,
           dev_limit: int | None = None, dev_variant: str = "original", root=None, progress: bool = True,
-          stop_after: int | None = None, desc: str | None = None) -> FitResult:
-    "Train `model` in place as `config` says; resumes from out_dir's checkpoint; the best dev model is out_dir/best."
+          stop_after: int | None = None, desc: str | None = None, resume: str = "strict") -> FitResult:
+    """Train `model` in place as `config` says; the best dev model is out_dir/best. Resumes from out_dir's checkpoint
+    only when `config`, the corpus, teacher and dev settings are those it was written with (else ConfigMismatchError,
+    unless `resume="override"`); out_dir/config.json is written once that check passed."""
     if not isinstance(config, JTCSEConfig):
         raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
     prepare_model(model, config)
@@ -582,9 +695,6 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
     enc = inference_encoder(model, tokenizer)
     evaluate = (lambda: evaluate_dev(enc, tasks=("stsb",), variant=dev_variant, root=root, limit=dev_limit)["stsb"]) \
         if config.eval_every else None
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
     modules = {"model": model}
     if config.mlp_only_train:                      # trained and checkpointed with the tower, never saved with it
         modules["head"] = SimCSEHead(model.config.hidden_size, seed=config.seed)
@@ -594,9 +704,12 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
                config.n_steps, out_dir, evaluate=evaluate, eval_every=config.eval_every,
                save_best=lambda folder: save_model(model, tokenizer, folder), ckpt_every=config.ckpt_every,
                seed=config.seed, on_nonfinite=config.on_nonfinite, max_grad_norm=config.max_grad_norm,
-               stop_after=stop_after, progress=progress, desc=desc or config.variant)
+               stop_after=stop_after, progress=progress, desc=desc or config.variant,
+               config=_run_config(config, corpus, teacher, dev_limit, dev_variant), config_file="config.json",
+               resume=resume)
 
 # %% ../nbs/12_jtcse.ipynb #c030c
+from .training import CHECKPOINT
 from .io import KeyedStore, cache_key, fingerprint, atomic_write_dir, read_jsonl
 from .evaluation import evaluate_sts
 import functools, os
@@ -666,7 +779,7 @@ def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable,
     info = {"key": key["key"], "best_dev": res.best_score, "best_step": res.best_step, "n_steps": config.n_steps,
             "seconds": round(time.time() - t0, 1), "log": [r for r in read_jsonl(res.log_path)]}
     store.save(name, key, info)
-    (folder / "run" / "checkpoint.pt").unlink(missing_ok=True)      # optimizer state is large; the stage is done
+    (folder / "run" / CHECKPOINT).unlink(missing_ok=True)       # optimizer state is large; the stage is done
     if res.best_dir.exists(): shutil.rmtree(res.best_dir)
     return model, tok, info | {"trained": True}
 

@@ -13,12 +13,12 @@ from .checks import (check_all_finite, check_choice, check_flag, check_number, c
                                 check_sentences, check_type)
 from .losses import _cos_matrix
 from .models import POOLINGS, pool, SentenceEncoder, check_max_length, load_encoder, MODEL_REGISTRY
-from .io import atomic_write_json, read_jsonl
-from .training import fit, set_seed
+from .io import read_json_verified, read_jsonl, write_json_verified
+from .training import CHECKPOINT, fit, set_seed
 
 # %% auto #0
 __all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'TARGETS', 'refine_similarity', 'listmle_loss', 'ranking_target',
-           'RankStudent', 'same_tokenizer', 'chain_loss', 'posttrain', 'collapse_repeats', 'run_config', 'save_pairs',
+           'RankStudent', 'same_tokenizer', 'chain_loss', 'run_config', 'posttrain', 'collapse_repeats', 'save_pairs',
            'load_pairs', 'posttrain_and_evaluate']
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21chk1
@@ -227,8 +227,12 @@ def _after_training(model: RankStudent, out_dir: Path) -> tuple[float | None, di
     "(the logged step-0 dev score, the weights after the last step); then the best-dev weights are loaded, eval mode."
     dev0 = next((r["dev"] for r in read_jsonl(out_dir / "log.jsonl") if r.get("step") == 0 and "dev" in r), None)
     last_state = _student_state(model)
-    if (out_dir / "best" / "student.pt").exists():
-        model.load_state_dict(torch.load(out_dir / "best" / "student.pt", map_location="cpu"))
+    best = out_dir / "best" / "student.pt"
+    if best.exists():
+        try: state = torch.load(best, map_location="cpu", weights_only=True)      # tensors only: nothing runs
+        except Exception as e:
+            raise ValueError(f"cannot read {best} ({type(e).__name__}: {str(e)[:200]}); delete it and rerun") from None
+        model.load_state_dict(state)
     model.eval()
     return dev0, last_state
 
@@ -238,6 +242,20 @@ def _chain_order(n_chains: int, total: int, seed: int):
     orders = [rng.permutation(n_chains) for _ in range(math.ceil(total / n_chains))]
     return lambda step: int(orders[(step - 1) // n_chains][(step - 1) % n_chains])
 
+# %% ../nbs/21_ranking_posttraining.ipynb #r21rc0
+def run_config(chains, **kw) -> dict:
+    "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
+    from sentemb_lit.io import fingerprint
+    sig = inspect.signature(posttrain).parameters
+    unknown = sorted(set(kw) - set(sig))
+    if unknown: raise TypeError(f"unknown posttrain argument(s) {unknown}")
+    skip = ("chains", "out_dir", "progress", "stop_after", "resume")       # what does not change the result
+    cfg = {k: kw.get(k, p.default) for k, p in sig.items() if k not in skip}
+    for k in ("student", "teacher"):                             # a model object is named by its class only
+        if not (cfg[k] is None or isinstance(cfg[k], str)): cfg[k] = type(cfg[k][0]).__name__
+    return cfg | {"chains": fingerprint([list(c) for c in chains]), "n_chains": len(chains)}
+
+
 # %% ../nbs/21_ranking_posttraining.ipynb #r21pt0
 def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "minilm-l6",
               teacher: str | tuple | None = None, pooling: str = "cls", teacher_pooling: str | None = None,
@@ -245,11 +263,15 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               lr: float = 3e-6, epochs: int = 1, n_steps: int | None = None, tau: float = 0.05, tau2: float = 0.05,
               max_length: int = 32, mlp: bool = True, eval_every: int | None = 25, ckpt_every: int = 25,
               dev_limit: int | None = None, seed: int = 2024, progress: bool = True, stop_after: int | None = None,
-              dev0: float | None = None) -> dict:
+              dev0: float | None = None, resume: str = "strict") -> dict:
     """Post-train `student` (registry name / path, or a (model, tokenizer) pair) on ranking `chains` with ListMLE
     (`listmle_form`) against `mode`'s target (Algorithm 1 in `index_mode`). `eval_every=None`: dev at start and end
     only; `dev0` (the untrained student's dev score) skips the step-0 evaluation. Returns {'student' (best-dev
-    weights), 'tokenizer', 'fit', 'dev0', 'last_state' (weights after the last step)}."""
+    weights), 'tokenizer', 'fit', 'dev0', 'last_state' (weights after the last step)}. A resume of `out_dir` with
+    other arguments (but `ckpt_every`, `progress`, `stop_after`) or other chains is refused (`ConfigMismatchError`)
+    unless `resume="override"`."""
+    args = {k: v for k, v in locals().items() if k not in ("chains", "out_dir", "progress", "stop_after", "ckpt_every",
+                                                             "resume")}       # what a resume must find unchanged
     from sentemb_lit.evaluation import evaluate_dev
     chains = _check_posttrain(chains, mode, index_mode, listmle_form, omega, lr, tau, tau2, epochs, n_steps,
                               max_length, mlp)
@@ -262,7 +284,7 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
         return chain_loss(model, tmodel, tok, chain, mode, omega, index_mode, tau, tau2, max_length, gen, ttok,
                           listmle_form)
     def evaluate():
-        fresh = not (out_dir / "checkpoint.pt").exists() and not (out_dir / "log.jsonl").exists()
+        fresh = not (out_dir / CHECKPOINT).exists() and not (out_dir / "log.jsonl").exists()
         if dev0 is not None and fresh: return dev0                # step 0 of a new run: the known score
         return evaluate_dev(SentenceEncoder(model.encoder, tok, pooling, show_progress=False), limit=dev_limit)["avg"]
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
@@ -271,7 +293,8 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               eval_every=eval_every or total,
               save_best=lambda d: torch.save(_student_state(model), Path(d) / "student.pt"),
               ckpt_every=ckpt_every, seed=seed, scheduler=sched, max_grad_norm=1.0, progress=progress,
-              stop_after=stop_after, desc=f"posttrain[{mode}]")
+              stop_after=stop_after, desc=f"posttrain[{mode}]", config=run_config(chains, **args),
+              resume=resume)
     dev0, last_state = _after_training(model, out_dir)
     return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state}
 
@@ -279,19 +302,6 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
 def collapse_repeats(chain: Sequence[str]) -> list[str]:
     "The chain without repeated sentences (first occurrence kept, order preserved)."
     return list(dict.fromkeys(chain))
-
-
-# %% ../nbs/21_ranking_posttraining.ipynb #r21rc0
-def run_config(chains, **kw) -> dict:
-    "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
-    from sentemb_lit.io import fingerprint
-    sig = inspect.signature(posttrain).parameters
-    unknown = sorted(set(kw) - set(sig))
-    if unknown: raise TypeError(f"unknown posttrain argument(s) {unknown}")
-    cfg = {k: kw.get(k, p.default) for k, p in sig.items() if k not in ("chains", "out_dir", "progress", "stop_after")}
-    for k in ("student", "teacher"):                             # a model object is named by its class only
-        if not (cfg[k] is None or isinstance(cfg[k], str)): cfg[k] = type(cfg[k][0]).__name__
-    return cfg | {"chains": fingerprint([list(c) for c in chains]), "n_chains": len(chains)}
 
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21pe0
@@ -312,11 +322,15 @@ def save_pairs(path, pairs: dict) -> Path:
 # %% ../nbs/21_ranking_posttraining.ipynb #r21pe2
 def load_pairs(path) -> dict:
     "The pairs dict written by `save_pairs`: task -> {'gold', 'pred', 'subset'}."
-    with np.load(path, allow_pickle=False) as z:
-        out = {}
-        for name in z.files:
-            t, k = name.rsplit(".", 1)
-            out.setdefault(t, {})[k] = z[name]
+    try:
+        with np.load(path, allow_pickle=False) as z:                     # arrays only: an .npz never runs code
+            out = {}
+            for name in z.files:
+                t, k = name.rsplit(".", 1)
+                out.setdefault(t, {})[k] = z[name]
+    except (OSError, ValueError) as e:
+        raise ValueError(f"cannot read the pairs file {path} ({type(e).__name__}: {str(e)[:200]}); "
+                         "a file of save_pairs holds arrays named '<task>.<gold|pred|subset>'") from None
     return out
 
 
@@ -326,10 +340,11 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
     """posttrain(chains, run_dir, **kw), then 7-STS test scores of the best-dev student (`scores`) and of the student
     after the last step (`scores_last`; `keep_pairs`: its per-pair cosines in run_dir/pairs_last.npz), cached in
     run_dir/result.json with the run's `config` (ListMLE form, Algorithm 1 mode, seed, …); a cache written with
-    another config is refused, naming the differing keys."""
+    another config is refused, naming the differing keys. The cache carries its content hash (`io.write_json_verified`):
+    an edited one is refused (`IntegrityError`), as is one without a hash until `io.seal_json`ed."""
     config, cache = run_config(chains, **kw), Path(run_dir) / "result.json"
     if cache.exists():
-        res = json.loads(cache.read_text(encoding="utf-8"))
+        res = read_json_verified(cache)                           # an edited or unhashed cache is refused
         _check_same_config(res.get("config"), config, cache)
         if not keep_pairs or (Path(run_dir) / "pairs_last.npz").exists(): return res
     t0 = time.time()
@@ -349,6 +364,6 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
            "dev_last": devs[-1] if devs else None, "best_step": fr.best_step, "steps": fr.last_step,
            "n_chains": len(chains), "listmle_form": config["listmle_form"], "alg1_mode": config["index_mode"],
            "seconds": round(time.time() - t0, 1)}
-    atomic_write_json(cache, res)
+    write_json_verified(cache, res)
     return res
 

@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_training.ipynb #c002
 from __future__ import annotations
-import contextlib, dataclasses, json, math, os, random, tempfile, warnings
+import collections, contextlib, dataclasses, json, math, os, random, tempfile, warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,13 +14,14 @@ from tqdm.auto import tqdm
 from .checks import check_positive_int
 
 # %% auto #0
-__all__ = ['PROFILES', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult', 'to_device', 'plot_training_log',
-           'gather_with_grad', 'shard_batch', 'ConfigMismatchError', 'config_diff', 'run_config', 'fit',
-           'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
+__all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'PROFILES', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult',
+           'to_device', 'plot_training_log', 'gather_with_grad', 'shard_batch', 'ConfigMismatchError', 'config_diff',
+           'run_config', 'read_checkpoint', 'fit', 'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
 
 # %% ../nbs/03_training.ipynb #c005
 from .io import (atomic_write_text, atomic_write_json, atomic_torch_save, atomic_write_dir, append_jsonl,
-                            read_jsonl, exclusive, LockedError, CorruptFileError, _json_default)
+                            read_jsonl, exclusive, LockedError, CorruptFileError, _json_default, _atomic_write,
+                            remove_stale_tmp, write_json_verified)
 
 # %% ../nbs/03_training.ipynb #c009
 def set_seed(seed: int) -> None:
@@ -269,7 +270,7 @@ class _Run:
     @property
     def main(self) -> bool: return self.acc.is_main_process
     @property
-    def ckpt_path(self) -> Path: return self.out_dir / "checkpoint.pt"
+    def ckpt_path(self) -> Path: return self.out_dir / CHECKPOINT
     @property
     def log_path(self) -> Path: return self.out_dir / "log.jsonl"
     def log(self, record: dict) -> None:
@@ -289,14 +290,82 @@ def _exclusive_run(out_dir: Path, acc):
         if error is not None: raise LockedError(error)
         yield
 
+# %% ../nbs/03_training.ipynb #h1tc1
+CHECKPOINT, LEGACY_CHECKPOINT = "checkpoint.safetensors", "checkpoint.pt"
+
+def _encode(o, tensors: dict, name: str):
+    "A JSON tree of `o`; every tensor goes to `tensors[name]` (`name`: its path of keys) and leaves a reference."
+    sub = lambda k: f"{name}/{k}" if name else str(k)
+    if isinstance(o, torch.Tensor):
+        if name in tensors: raise ValueError(f"checkpoint: two tensors are named {name!r}")
+        tensors[name] = o.detach().cpu().clone().contiguous()
+        return {"__tensor__": name}
+    if o is None or isinstance(o, (bool, int, str)): return o
+    if isinstance(o, float): return o if math.isfinite(o) else {"__float__": repr(o)}
+    if isinstance(o, np.ndarray) and o.dtype.kind in "biuf":
+        return {"__ndarray__": [o.dtype.str, list(o.shape), o.ravel().tolist()]}
+    if isinstance(o, np.generic): return _encode(o.item(), tensors, name)
+    if isinstance(o, tuple): return {"__tuple__": [_encode(v, tensors, sub(i)) for i, v in enumerate(o)]}
+    if isinstance(o, list): return [_encode(v, tensors, sub(i)) for i, v in enumerate(o)]
+    if isinstance(o, Mapping):
+        if all(isinstance(k, str) and not k.startswith("__") for k in o):
+            return {k: _encode(v, tensors, sub(k)) for k, v in o.items()}
+        return {"__items__": [[_encode(k, tensors, sub("key")), _encode(v, tensors, sub(k))]
+                              for k, v in o.items()]}
+    raise TypeError(f"checkpoint: cannot store a {type(o).__name__} at {name!r} (tensors, numbers, str, lists, dicts)")
+
+# %% ../nbs/03_training.ipynb #h1tc2
+def _decode(node, tensors: dict, path):
+    "The object `_encode` turned into `node` (a JSON tree), its tensors taken from `tensors`."
+    if isinstance(node, list): return [_decode(v, tensors, path) for v in node]
+    if not isinstance(node, dict): return node
+    if "__tensor__" in node:
+        if node["__tensor__"] not in tensors: raise ValueError(f"no tensor {node['__tensor__']!r} in the file")
+        return tensors[node["__tensor__"]]
+    if "__float__" in node: return float(node["__float__"])
+    if "__ndarray__" in node:
+        dtype, shape, data = node["__ndarray__"]
+        if np.dtype(dtype).kind not in "biuf": raise ValueError(f"array dtype {dtype!r} is not numeric")
+        return np.array(data, dtype=np.dtype(dtype)).reshape(shape)
+    if "__tuple__" in node: return tuple(_decode(v, tensors, path) for v in node["__tuple__"])
+    if "__items__" in node: return {_decode(k, tensors, path): _decode(v, tensors, path) for k, v in node["__items__"]}
+    return {k: _decode(v, tensors, path) for k, v in node.items()}
+
+# %% ../nbs/03_training.ipynb #h1tc3
+def _write_checkpoint(path, ck: dict) -> Path:
+    "Write the checkpoint dict `ck` as one safetensors file (tensors + JSON state in its metadata), atomically."
+    from safetensors.torch import save_file
+    tensors = {}
+    tree = {"format": "sentemb_lit.checkpoint", "version": 1} | _encode(ck, tensors, "")
+    meta = {"sentemb_lit": json.dumps(tree, allow_nan=False)}
+    return _atomic_write(path, lambda p: save_file(tensors, str(p), metadata=meta))
+
+# %% ../nbs/03_training.ipynb #h1tc4
+def read_checkpoint(path) -> dict:
+    "The checkpoint `fit` wrote to `path` (safetensors + JSON; no unpickling): modules, optimizer, scheduler, state…"
+    from safetensors import safe_open
+    path = Path(path)
+    try:
+        with safe_open(str(path), framework="pt", device="cpu") as f:
+            meta, tensors = f.metadata() or {}, {k: f.get_tensor(k) for k in f.keys()}
+        tree = json.loads(meta["sentemb_lit"])
+        if not isinstance(tree, dict) or tree.pop("format", None) != "sentemb_lit.checkpoint":
+            raise ValueError("its metadata is not a sentemb_lit checkpoint")
+        if tree.pop("version", None) != 1: raise ValueError("a checkpoint version other than 1")
+        return _decode(tree, tensors, path)
+    except Exception as e:
+        what = "no sentemb_lit metadata" if isinstance(e, KeyError) else f"{type(e).__name__}: {str(e)[:300]}"
+        raise ValueError(f"cannot read the checkpoint {path} ({what}); delete it to start over") from None
+
 # %% ../nbs/03_training.ipynb #c047a
 def _save_checkpoint(run: _Run) -> None:
     if not run.main: return
-    atomic_torch_save({"modules": {n: m.state_dict() for n, m in run.mods.items()},
-                       "optimizer": run.optimizer.state_dict(),
-                       "scheduler": run.scheduler.state_dict() if run.scheduler is not None else None,
-                       "state": dict(run.state), "rng": _rng_state(), "config": run.config,
-                       "n_steps": run.config["fit"]["n_steps"], "seed": run.config["fit"]["seed"]}, run.ckpt_path)
+    mods = {n: m.state_dict() for n, m in run.mods.items()}
+    _write_checkpoint(run.ckpt_path, {"modules": {n: {"state": sd, "meta": dict(getattr(sd, "_metadata", {}))}
+                                                  for n, sd in mods.items()},
+                                      "optimizer": run.optimizer.state_dict(),
+                                      "scheduler": run.scheduler.state_dict() if run.scheduler is not None else None,
+                                      "state": dict(run.state), "rng": _rng_state(), "config": run.config})
 
 # %% ../nbs/03_training.ipynb #c048
 def _run_eval(run: _Run, evaluate: Callable, save_best, step: int) -> None:
@@ -315,24 +384,31 @@ def _run_eval(run: _Run, evaluate: Callable, save_best, step: int) -> None:
     run.acc.wait_for_everyone()
 
 # %% ../nbs/03_training.ipynb #c049
+def _module_state(entry) -> dict:
+    "A module's state dict as `load_state_dict` expects it (with the version metadata it was saved with)."
+    sd = collections.OrderedDict(entry["state"])
+    sd._metadata = collections.OrderedDict(entry.get("meta") or {})
+    return sd
+
 def _load_checkpoint(run: _Run, resume: str) -> dict:
     "Load the checkpoint; the differences of its configuration from this call's (refused unless override)."
-    try: ck = torch.load(run.ckpt_path, map_location="cpu", weights_only=False)
-    except Exception as e:
-        raise ValueError(f"cannot read the checkpoint {run.ckpt_path} ({type(e).__name__}: {e}); "
-                         "delete it to start over") from None
-    old = ck.get("config") or {"fit": {"n_steps": ck["n_steps"], "seed": ck["seed"]}}      # older checkpoints
-    diff = config_diff(old, run.config if "config" in ck else {"fit": {k: run.config["fit"][k] for k in old["fit"]}})
+    ck = read_checkpoint(run.ckpt_path)
+    missing = [k for k in ("modules", "optimizer", "scheduler", "state", "config") if k not in ck]
+    if missing: raise ValueError(f"the checkpoint {run.ckpt_path} lacks {missing}; delete it to start over")
+    state_ok = isinstance(ck["state"], dict) and {"step", "best_score", "best_step", "skipped"} <= set(ck["state"])
+    if not (state_ok and isinstance(ck["config"], dict)):
+        raise ValueError(f"the checkpoint {run.ckpt_path} has no valid run state or config; delete it to start over")
+    diff = config_diff(ck["config"], run.config)
     if diff and resume == "strict":
         changes = "; ".join(f"{k}: {a!r} → {b!r}" for k, a, b in ((k, *v) for k, v in diff.items()))
         raise ConfigMismatchError(f"{run.ckpt_path} belongs to a run with another configuration ({changes}); pass "
                                   "resume='override' to continue with the new values, or use another out_dir")
     fresh = [{k: v for k, v in g.items() if k != "params"} for g in run.optimizer.param_groups]
     try:
-        for n, m in run.mods.items(): m.load_state_dict(ck["modules"][n])
+        for n, m in run.mods.items(): m.load_state_dict(_module_state(ck["modules"][n]))
         run.optimizer.load_state_dict(ck["optimizer"])
         if run.scheduler is not None and ck["scheduler"] is not None: run.scheduler.load_state_dict(ck["scheduler"])
-    except (KeyError, RuntimeError, ValueError) as e:
+    except (KeyError, RuntimeError, ValueError, TypeError) as e:
         raise ConfigMismatchError(f"{run.ckpt_path} does not fit the modules or optimizer given now "
                                   f"({type(e).__name__}: {str(e)[:300]}); use another out_dir") from None
     if diff: _apply_hyperparams(run.optimizer, run.scheduler, fresh)
@@ -340,8 +416,21 @@ def _load_checkpoint(run: _Run, resume: str) -> dict:
     return diff
 
 # %% ../nbs/03_training.ipynb #c050
-def _start(run: _Run, resume: str, evaluate, eval_every: int, save_best) -> None:
-    "Continue from the checkpoint, or start afresh (evaluating the starting model); record the run in fit.json."
+def _sweep_and_refuse_legacy(run: _Run) -> None:
+    "Remove checkpoint temporaries of killed writers (we hold the run's lock); refuse a pickled checkpoint."
+    if run.main:
+        remove_stale_tmp(run.ckpt_path)
+        for tmp in run.out_dir.glob(LEGACY_CHECKPOINT + ".*.tmp"): tmp.unlink(missing_ok=True)   # older temp names
+    legacy = run.out_dir / LEGACY_CHECKPOINT
+    if legacy.exists():
+        raise ValueError(f"{legacy} is a checkpoint in the older pickle format; it is never loaded (unpickling a "
+                         f"file can run any code). Delete it to start the run over, or finish that run with the "
+                         f"sentemb_lit version that wrote it")
+
+def _start(run: _Run, resume: str, evaluate, eval_every: int, save_best, config_file=None) -> None:
+    """Continue from the checkpoint, or start afresh (evaluating the starting model); record the run in fit.json
+    (and the caller's config in `config_file`) only after the resume check passed."""
+    _sweep_and_refuse_legacy(run)
     fresh = not run.ckpt_path.exists()
     if fresh:
         run.state["segments"] = [{"from_step": 0, "config_changes": {}}]
@@ -353,7 +442,9 @@ def _start(run: _Run, resume: str, evaluate, eval_every: int, save_best) -> None
         if run.main:
             kept = [r for r in read_jsonl(run.log_path) if r["step"] <= run.state["step"]]   # drop later work
             atomic_write_text(run.log_path, "".join(json.dumps(r) + "\n" for r in kept))
-    if run.main: atomic_write_json(run.out_dir / "fit.json", {"config": run.config, "segments": run.state["segments"]})
+    if run.main:
+        atomic_write_json(run.out_dir / "fit.json", {"config": run.config, "segments": run.state["segments"]})
+        if config_file: atomic_write_json(run.out_dir / config_file, run.config["config"])
     run.acc.wait_for_everyone()
     if fresh and evaluate is not None and eval_every: _run_eval(run, evaluate, save_best, 0)
 
@@ -439,7 +530,7 @@ def _check_out_dir(out_dir, name: str = "out_dir") -> Path:
 
 # %% ../nbs/03_training.ipynb #c055a
 def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, eval_every, save_best, ckpt_every, seed,
-                    on_nonfinite, max_grad_norm, stop_after, resume, shard) -> None:
+                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file=None) -> None:
     if not (isinstance(modules, Mapping) and modules and all(isinstance(m, torch.nn.Module) for m in modules.values())):
         raise TypeError(f"modules must be a non-empty dict name -> torch.nn.Module, got {modules!r:.200}")
     if not isinstance(optimizer, torch.optim.Optimizer) and not hasattr(optimizer, "param_groups"):
@@ -462,6 +553,9 @@ def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, ev
                                       or not math.isfinite(max_grad_norm) or max_grad_norm <= 0):
         raise ValueError(f"max_grad_norm must be a finite number > 0 or None, got {max_grad_norm!r}")
     if resume not in ("strict", "override"): raise ValueError(f"resume must be 'strict' or 'override', got {resume!r}")
+    if config_file is not None and (not isinstance(config_file, str) or config_file in ("", ".", "..")
+                                    or any(c in config_file for c in "/\\")):
+        raise ValueError(f"config_file must be a file name inside out_dir (no '/'), got {config_file!r}")
 
 # %% ../nbs/03_training.ipynb #c057
 def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any, int], tuple],
@@ -469,15 +563,17 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         eval_every: int = 0, save_best: Callable[[Path], None] | None = None, ckpt_every: int = 0, seed: int = 0,
         scheduler=None, on_nonfinite: str = "raise", max_grad_norm: float | None = None, accelerator=None,
         stop_after: int | None = None, progress: bool = True, desc: str = "train", config=None,
-        resume: str = "strict", shard: Callable[[Any, int, int], Any] = shard_batch) -> FitResult:
+        resume: str = "strict", shard: Callable[[Any, int, int], Any] = shard_batch,
+        config_file: str | None = None) -> FitResult:
     """Train `modules` (name → nn.Module) for `n_steps` steps: `loss_fn(batch, step) -> (loss, {term: value})` on this
     process's slice `shard(batch, index, count)` of the global batch `batch_at(step)` (deterministic; built on the CPU).
-    Resumes from `out_dir/checkpoint.pt` when its configuration (with `config`, the caller's own) equals this call's, or
-    with `resume="override"`. `evaluate() -> dev score` (higher is better) every `eval_every` steps on the main
-    process; `save_best(folder)` keeps the best model. `stop_after=k` ends after step k as if interrupted."""
+    Resumes from `out_dir/checkpoint.safetensors` when its configuration (with `config`, the caller's own) equals this
+    call's, or with `resume="override"`; `config_file` (a file name in out_dir) receives `config` once that check
+    passed. `evaluate() -> dev score` (higher is better) every `eval_every` steps on the main process;
+    `save_best(folder)` keeps the best model. `stop_after=k` ends after step k as if interrupted."""
     from accelerate import Accelerator
     _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, eval_every, save_best, ckpt_every, seed,
-                    on_nonfinite, max_grad_norm, stop_after, resume, shard)
+                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file)
     acc = accelerator or Accelerator(cpu=not torch.cuda.is_available())
     out_dir = _check_out_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -487,7 +583,7 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         run = _Run({n: m.to(acc.device) for n, m in modules.items()}, acc.prepare(optimizer), scheduler, acc, out_dir,
                    cfg, {"step": 0, "best_score": None, "best_step": None, "skipped": 0})
         _broadcast_weights(acc, run.mods)
-        _start(run, resume, evaluate, eval_every, save_best)
+        _start(run, resume, evaluate, eval_every, save_best, config_file)
         for m in run.mods.values(): m.train()
         interrupted = _train_loop(run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite, max_grad_norm, evaluate,
                                   eval_every, save_best, ckpt_every, stop_after, progress, desc)
@@ -530,7 +626,8 @@ def _check_results(name, rows, findings, meta) -> None:
 # %% ../nbs/03_training.ipynb #c021a
 def save_results(out_dir, name: str, rows: list[dict], findings: list[dict] | None = None,
                  meta: dict | None = None) -> Path:
-    "Write `<out_dir>/<name>.results.json`: measured rows {table, method, metric, value, setting} and checked findings."
+    """Write `<out_dir>/<name>.results.json` (with its content hash, `io.write_json_verified`; read it back with
+    `io.read_json_verified`): measured rows {table, method, metric, value, setting} and checked findings."""
     _check_results(name, rows, findings, meta)
     for i, r in enumerate(rows):
         missing = {"table", "method", "metric", "value"} - set(r)
@@ -539,7 +636,7 @@ def save_results(out_dir, name: str, rows: list[dict], findings: list[dict] | No
             raise ValueError(f"rows[{i}] value {r['value']!r} is not a finite number")
     for i, f in enumerate(findings or []):
         if "claim" not in f or "holds" not in f: raise ValueError(f"findings[{i}] needs 'claim' and 'holds'")
-    return atomic_write_json(_check_out_dir(out_dir) / f"{name}.results.json",
+    return write_json_verified(_check_out_dir(out_dir) / f"{name}.results.json",
                              {"name": name, "rows": rows, "findings": findings or [], "meta": meta or {}})
 
 # %% ../nbs/03_training.ipynb #c024

@@ -22,6 +22,7 @@ CONFIG_CASES = [
     (dict(lr=-1.0), ValueError, "lr"),
     (dict(temperature=0.0), ValueError, "temperature"),
     (dict(batch_size=0), ValueError, "batch_size"),
+    (dict(batch_size=1), ValueError, "batch_size must be >= 2 for variant 'jtcse'.*identically 0"),
     (dict(n_steps=2.5), ValueError, "n_steps"),
     (dict(max_length=1), ValueError, "max_length"),
     (dict(eval_every=-3), ValueError, "eval_every"),

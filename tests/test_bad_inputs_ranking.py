@@ -7,7 +7,7 @@ import pytest, torch
 from sentemb_lit import ranking as R
 from sentemb_lit import chains as C, decoding as D
 from sentemb_lit.cli import generate_ranking_main
-from sentemb_lit.io import CorruptFileError, LockedError, exclusive
+from sentemb_lit.io import CorruptFileError, IntegrityError, LockedError, exclusive, write_json_verified
 from sentemb_lit.models import tiny_bert, tiny_llama
 
 PHI = torch.eye(4, dtype=torch.float64) * 20
@@ -100,11 +100,26 @@ def test_cached_run_with_other_config_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     cfg = R.run_config(CH, lr=1e-5, seed=1)
-    (run / "result.json").write_text(json.dumps({"config": cfg | {"listmle_form": "official"}}))
+    write_json_verified(run / "result.json", {"config": cfg | {"listmle_form": "official"}})
     with pytest.raises(ValueError, match="result.json was written with another config .*listmle_form"):
         R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
-    (run / "result.json").write_text(json.dumps({"scores": {}}))
+    write_json_verified(run / "result.json", {"scores": {}})
     with pytest.raises(ValueError, match="result.json holds no run config"):
+        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+
+
+def test_cached_run_that_was_edited_or_never_hashed_is_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    write_json_verified(run / "result.json", {"config": R.run_config(CH, lr=1e-5, seed=1), "scores": {"avg": 50.0}})
+    (run / "result.json").write_text((run / "result.json").read_text().replace("50.0", "99.0"))
+    with pytest.raises(IntegrityError, match=r"result\.json: content hash mismatch"):
+        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+    (run / "result.json").write_text(json.dumps({"config": R.run_config(CH, lr=1e-5, seed=1), "scores": {}}))
+    with pytest.raises(IntegrityError, match=r"result\.json has no content hash.*seal_json"):
+        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+    (run / "result.json").write_text("{torn")
+    with pytest.raises(CorruptFileError, match=r"result\.json:1: not valid JSON"):
         R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
 
 
@@ -259,3 +274,12 @@ def test_filter_chains_min_repeat(min_repeat, err):
     "min_repeat=0 would flag every chain as a repeat."
     with pytest.raises(err, match=f"min_repeat must be a positive int, got {min_repeat!r}"):
         C.filter_chains([dict(chain=["a", "b"], stops=["eos"])], min_repeat=min_repeat)
+
+
+def test_load_pairs_names_a_damaged_file(tmp_path):
+    (tmp_path / "pairs.npz").write_bytes(b"not an npz")
+    with pytest.raises(ValueError, match=r"cannot read the pairs file .*pairs\.npz"):
+        R.load_pairs(tmp_path / "pairs.npz")
+    np.savez(tmp_path / "odd.npz", nodot=np.zeros(2))
+    with pytest.raises(ValueError, match=r"cannot read the pairs file .*odd\.npz"):
+        R.load_pairs(tmp_path / "odd.npz")

@@ -47,6 +47,7 @@ def _fit(tmp_path, **kw):
     (dict(config=3), TypeError, "config must be a dict, a dataclass or have .to_dict"),
     (dict(out_dir=3), TypeError, "out_dir must be a folder path, got 3"),
     (dict(out_dir=""), TypeError, "out_dir must be a folder path, got ''"),
+    (dict(config_file="../config.json"), ValueError, "config_file must be a file name inside out_dir"),
 ])
 def test_fit_rejects_arguments(tmp_path, kw, err, msg):
     with pytest.raises(err, match=msg.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
@@ -80,8 +81,8 @@ def test_fit_rejects_a_non_finite_dev_score(tmp_path):
 
 def test_fit_names_an_unreadable_checkpoint(tmp_path):
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "checkpoint.pt").write_bytes(b"\x00not a checkpoint")
-    with pytest.raises(ValueError, match=r"cannot read the checkpoint .*checkpoint\.pt.*delete it to start over"):
+    (tmp_path / "run" / "checkpoint.safetensors").write_bytes(b"\x00not a checkpoint")
+    with pytest.raises(ValueError, match=r"cannot read the checkpoint .*checkpoint\.safetensors.*delete it"):
         _fit(tmp_path)
 
 

@@ -289,3 +289,99 @@ def test_reversed_gold_changes_the_numbers(tmp_path, data_root):
     assert rev_r["key"] != real["key"]
     assert rev_r["scores"]["stsb"] == pytest.approx(-real["scores"]["stsb"], abs=1e-6)
     assert rev_r["scores"]["sts12"] == pytest.approx(real["scores"]["sts12"], abs=1e-9)
+
+
+# ---------------------------------------------------------------- issue #22: trust nothing read back
+TRAINERS = {
+    "jtcse": lambda: (_cfg(n_steps=3, ckpt_every=1), twin(), None),
+    "tncse": lambda: (_cfg(variant="tncse", cael_every=None, n_steps=3, ckpt_every=1), twin(), None),
+    "simcse": lambda: (_cfg(variant="simcse", cael_every=None, n_steps=3, ckpt_every=1), tiny_bert(2)[0], None),
+    "distill": lambda: (_cfg(variant="distill", cael_every=None, n_steps=3, ckpt_every=1), tiny_bert(9)[0], twin(5)),
+}
+
+
+@pytest.mark.parametrize("trainer", list(TRAINERS))
+def test_every_trainer_refuses_a_resume_with_another_config(tmp_path, tok, trainer):
+    "temperature, terms, max_length, batch_size, lr: each refused by name, config.json untouched; override continues"
+    from sentemb_lit.training import ConfigMismatchError
+    cfg, model, teacher = TRAINERS[trainer]()
+    train(cfg, model, tok, CORPUS, tmp_path, teacher=teacher, progress=False, stop_after=2)
+    written = (tmp_path / "config.json").read_text()
+    assert json.loads(written)["temperature"] == cfg.temperature and "ckpt_every" not in json.loads(written)
+    for change in ({"temperature": 0.1}, {"terms": ("nce",)}, {"max_length": 12}, {"batch_size": 2}, {"lr": 5e-4}):
+        key = next(iter(change))
+        new, model, teacher = TRAINERS[trainer]()
+        with pytest.raises(ConfigMismatchError, match=rf"config\.{key}"):
+            train(JTCSEConfig(**(new.to_dict() | change)), model, tok, CORPUS, tmp_path, teacher=teacher,
+                  progress=False)
+        assert (tmp_path / "config.json").read_text() == written                # a refused run writes nothing
+    new, model, teacher = TRAINERS[trainer]()
+    r = train(JTCSEConfig(**(new.to_dict() | {"lr": 5e-4})), model, tok, CORPUS, tmp_path, teacher=teacher,
+              progress=False, resume="override")
+    assert r.last_step == 3 and json.loads((tmp_path / "config.json").read_text())["lr"] == 5e-4
+
+
+def test_a_resume_on_another_corpus_or_teacher_is_refused(tmp_path, tok):
+    from sentemb_lit.training import ConfigMismatchError
+    cfg, model, teacher = TRAINERS["distill"]()
+    train(cfg, model, tok, CORPUS, tmp_path, teacher=teacher, progress=False, stop_after=2)
+    with pytest.raises(ConfigMismatchError, match=r"config\.corpus"):
+        train(cfg, tiny_bert(9)[0], tok, CORPUS[::-1], tmp_path, teacher=teacher, progress=False)
+    with pytest.raises(ConfigMismatchError, match=r"config\.teacher"):
+        train(cfg, tiny_bert(9)[0], tok, CORPUS, tmp_path, teacher=twin(6), progress=False)
+
+
+def test_save_pretrained_never_deletes_files_it_did_not_write(tmp_path):
+    t, target = twin(), tmp_path / "twin"
+    target.mkdir()
+    (target / "notes.txt").write_text("my notes")
+    with pytest.raises(FileExistsError, match=r"twin is not empty \(notes\.txt\) and is not a TwinTowerEncoder"):
+        t.save_pretrained(target)
+    t.save_pretrained(target, overwrite=True)
+    assert (target / "notes.txt").read_text() == "my notes"
+    (target / "tower_1" / "extra.txt").write_text("also mine")
+    t.save_pretrained(target)                                               # a save of ours: replaced in place
+    assert (target / "notes.txt").read_text() == "my notes" and (target / "tower_1" / "extra.txt").exists()
+    assert not list(tmp_path.glob("twin.*"))                                   # no temporary or .old left
+    assert TwinTowerEncoder.from_pretrained(target).max_length == 32
+
+
+def test_export_never_deletes_files_it_did_not_write(tmp_path, tok):
+    t, target = twin(), tmp_path / "st"
+    target.mkdir()
+    (target / "results.csv").write_text("a,b")
+    with pytest.raises(FileExistsError, match="is not a sentence-transformers export written by sentemb_lit"):
+        export_sentence_transformer(t, None, target)
+    export_sentence_transformer(t, None, target, overwrite=True)
+    export_sentence_transformer(t.tower_1, tok, target)                     # ours now: no flag needed
+    assert (target / "results.csv").read_text() == "a,b"
+    assert not (target / "README.md").exists()                             # the twin export's own file is gone
+    with pytest.raises(FileExistsError, match="is not a TwinTowerEncoder"):
+        t.save_pretrained(target)                                         # an export is not a twin save
+
+
+@pytest.mark.parametrize("edit, msg", [
+    ({"pooling": "mean"}, "pooling 'mean' is not supported"),
+    ({"combine": "concat"}, "combine 'concat' is not supported"),
+    ({"version": 2}, "version 2 is not supported"),
+    ({"format": "other.Format"}, "format 'other.Format' is not supported"),
+    ({"towers": ["tower_1", "../elsewhere"]}, "tower folder '../elsewhere' leaves the saved folder"),
+    ({"towers": ["/tmp/abs", "tower_2"]}, "tower folder '/tmp/abs' leaves the saved folder"),
+    ({"towers": ["tower_1", "tower_1"]}, "name one folder"),
+    ({"max_length": 0}, "max_length must be an int >= 2"),
+    ({"cael": {"every": 2}}, "is not a CAELConfig"),
+])
+def test_twin_config_fields_are_checked(tmp_path, edit, msg):
+    from sentemb_lit.jtcse import TWIN_CONFIG
+    twin().save_pretrained(tmp_path / "t")
+    f = tmp_path / "t" / TWIN_CONFIG
+    f.write_text(json.dumps(json.loads(f.read_text()) | edit))
+    with pytest.raises(ValueError, match=rf"twin_config\.json.*{msg}"):
+        TwinTowerEncoder.from_pretrained(tmp_path / "t")
+
+
+def test_loading_an_export_as_a_twin_says_to_import_jtcse(tmp_path):
+    export_sentence_transformer(twin(), None, tmp_path / "st")
+    with pytest.raises(FileNotFoundError, match=r"`import sentemb_lit\.jtcse` first"):
+        TwinTowerEncoder.from_pretrained(tmp_path / "st")
+    assert "import sentemb_lit.jtcse" in (tmp_path / "st" / "README.md").read_text()

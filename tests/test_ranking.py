@@ -102,3 +102,18 @@ def test_forms_agree_for_well_spread_scores():
     g = lambda: torch.Generator().manual_seed(0)
     a, b = R.listmle_loss(s, t, g(), form="official"), R.listmle_loss(s, t, g(), form="paper")
     assert 0 <= float(a - b) < 1e-5
+
+
+def test_posttrain_refuses_a_resume_with_another_config(tmp_path, data_root):
+    "issue #22: ranking post-training goes through fit's config check (tau, chains, …); override continues"
+    from sentemb_lit.models import tiny_bert
+    from sentemb_lit.training import ConfigMismatchError
+    chains = [["A man plays.", "A man plays a song.", "Someone sings."], ["Dogs run.", "Animals move.", "It rains."]]
+    kw = dict(lr=1e-3, n_steps=3, ckpt_every=1, eval_every=None, dev0=0.5, dev_limit=20, progress=False)
+    R.posttrain(chains, tmp_path, student=tiny_bert(seed=1), stop_after=2, **kw)
+    with pytest.raises(ConfigMismatchError, match=r"config\.tau: 0\.05 → 0\.1"):
+        R.posttrain(chains, tmp_path, student=tiny_bert(seed=1), **(kw | {"tau": 0.1}))
+    with pytest.raises(ConfigMismatchError, match=r"config\.chains"):
+        R.posttrain(chains[:1] + chains[:1], tmp_path, student=tiny_bert(seed=1), **kw)
+    r = R.posttrain(chains, tmp_path, student=tiny_bert(seed=1), resume="override", **(kw | {"tau": 0.1}))
+    assert r["fit"].last_step == 3

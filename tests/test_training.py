@@ -111,16 +111,12 @@ def test_other_modules_cannot_be_overridden(tmp_path):
         _fit(tmp_path, width=16, resume="override")
 
 
-def test_older_checkpoints_without_config_still_resume(tmp_path):
-    ref = _fit(tmp_path / "ref")
-    _fit(tmp_path / "old", stop_after=3)
-    ck = torch.load(tmp_path / "old" / "checkpoint.pt", weights_only=False)
-    del ck["config"]                                                   # the format before configs were stored
-    torch.save(ck, tmp_path / "old" / "checkpoint.pt")
-    with pytest.raises(ConfigMismatchError, match="fit.seed: 0 → 1"):
-        _fit(tmp_path / "old", seed=1)
-    net = _fit(tmp_path / "old")
-    assert all(torch.equal(p, q) for p, q in zip(ref.parameters(), net.parameters()))
+def test_config_file_is_written_only_after_the_resume_check(tmp_path):
+    _fit(tmp_path, config={"temperature": 0.05}, config_file="config.json", stop_after=3)
+    assert json.loads((tmp_path / "config.json").read_text()) == {"temperature": 0.05}
+    with pytest.raises(ConfigMismatchError, match=r"config\.temperature: 0\.05 → 0\.1"):
+        _fit(tmp_path, config={"temperature": 0.1}, config_file="config.json")
+    assert json.loads((tmp_path / "config.json").read_text()) == {"temperature": 0.05}   # the refused value not kept
 
 
 def test_unused_parameters_keep_no_gradient(tmp_path):
