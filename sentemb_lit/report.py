@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 from .checks import check_all_finite, check_number, check_positive_int
-from .io import atomic_write_text
+from .io import atomic_write_text, read_json_verified, write_json_verified
 from .predictions import verify_predictions
 from .claims import read_claims as _read_claims
 
@@ -411,12 +411,11 @@ def _status_table(statuses: list[dict]) -> list[str]:
     return out
 
 def _results_of(run_dir: Path, statuses: list[dict]) -> list[dict]:
-    "Results files written by notebooks that succeeded (in the run folder and its pass sub-folders)."
+    "Results files written by notebooks that succeeded (run folder and sub-folders), each checked against its hash."
     failed = {Path(s["notebook"]).stem for s in statuses if s["status"] != "ok"}
     paths = sorted(run_dir.glob("*.results.json")) + sorted(run_dir.glob("*/*.results.json"))
     keep = [p for p in paths if p.name.split(".")[0] not in failed]
-    return [json.loads(p.read_text(encoding="utf-8")) | {"_where": p.parent.relative_to(run_dir).as_posix()}
-            for p in keep]
+    return [read_json_verified(p) | {"_where": p.parent.relative_to(run_dir).as_posix()} for p in keep]
 
 # %% ../nbs/92_report.ipynb #c034
 def _meta_lists(meta: dict) -> list[str]:

@@ -86,7 +86,7 @@ def test_two_processes_equal_one(tmp_path):
     print(f"1 vs 2 processes: max |Δloss| {diff_loss:.3g}, max |Δweight| {diff_w:.3g}, "
           f"losses {[round(r['loss'], 6) for r in log1]}")
     assert diff_loss < 1e-5 and diff_w < 1e-4
-    assert not list(two.glob("*.tmp*")) and (two / "checkpoint.pt").exists() and (two / "fit.json").exists()
+    assert not list(two.glob("*.tmp*")) and (two / "checkpoint.safetensors").exists() and (two / "fit.json").exists()
     assert json.loads((two / "fit.json").read_text())["config"]["fit"]["processes"] == 2
 
 
