@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_io.ipynb #c002
 from __future__ import annotations
-import ast, contextlib, dataclasses, errno, fcntl, hashlib, importlib.util, json, logging, math, os, shutil
+import ast, contextlib, dataclasses, errno, hashlib, importlib.util, json, logging, math, os, shutil
 import tempfile, time
 import warnings
 from pathlib import Path
@@ -167,6 +167,21 @@ class LockedError(RuntimeError):
     "Another process holds the lock of an output file or folder."
 
 # %% ../nbs/05_io.ipynb #c023
+def _try_lock(fd: int) -> bool:
+    """An exclusive, non-blocking lock on an open file: fcntl.flock on POSIX, msvcrt.locking on Windows (imported
+    here, so the package imports on either)."""
+    try: import fcntl
+    except ImportError:
+        import msvcrt
+        try: msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError: return False
+        return True
+    try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno not in (errno.EAGAIN, errno.EACCES): raise
+        return False
+    return True
+
 @contextlib.contextmanager
 def exclusive(path, wait: float = 0.0):
     "Hold an exclusive lock on `<path>.lock` inside the `with` block; `LockedError` if another holder has it."
@@ -176,19 +191,16 @@ def exclusive(path, wait: float = 0.0):
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + wait
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EACCES): raise
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-                    raise LockedError(f"{path} is in use by another process (pid {holder}); "
-                                      "wait for it to finish or stop it, then rerun") from None
-                time.sleep(0.2)
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                os.lseek(fd, 0, os.SEEK_SET)
+                holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+                raise LockedError(f"{path} is in use by another process (pid {holder}); "
+                                  "wait for it to finish or stop it, then rerun") from None
+            time.sleep(0.2)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, str(os.getpid()).encode())
         yield Path(path)
     finally:
         os.close(fd)                                           # closing the descriptor releases the flock

@@ -429,6 +429,7 @@ class JTCSEConfig:
     n_steps: int = 1000
     eval_every: int = 100
     ckpt_every: int = 100
+    patience: int | None = None         # the training rule: stop after this many dev evaluations without a new best
     seed: int = 42                      # per-step RNG (dropout, R)
     data_seed: int = 42                 # order of the training sentences
     freeze_word_embeddings: bool = False
@@ -478,21 +479,36 @@ def _check_config(c: JTCSEConfig) -> None:
     for name, least in (("batch_size", 1), ("n_steps", 1), ("max_length", 2), ("eval_every", 0), ("ckpt_every", 0),
                         ("seed", 0), ("data_seed", 0)):
         check_positive_int(getattr(c, name), name, minimum=least)
+    check_positive_int(c.patience, "patience", minimum=1, optional=True)
+    if c.patience and not c.eval_every: raise ValueError(f"patience={c.patience} needs dev evaluations: set eval_every")
     check_flag(c.freeze_word_embeddings, "freeze_word_embeddings")
     check_flag(c.mlp_only_train, "mlp_only_train")
     if c.mlp_only_train and c.variant != "simcse":
         raise ValueError(f"mlp_only_train is SimCSE's head; variant {c.variant!r} has none (set it False)")
 
 # %% ../nbs/12_jtcse.ipynb #c017c
-def official_config(variant: str, n_layers: int = 12, **overrides) -> JTCSEConfig:
-    "The official code's defaults (BERT-base; notes §2.6) for a variant; the CAEL count 6 gives k = n_layers / 6."
+def _official_k(n_layers: int, reading: str) -> int:
+    "The CAEL interval k that matches the official 6 CAELs in 12 layers: by count (n_layers / 6) or by fraction (2)."
+    check_positive_int(n_layers, "n_layers", minimum=1)
+    check_choice(reading, "cael_reading", ("count", "fraction"))
+    if reading == "fraction": return 2
+    if n_layers % 6: raise ValueError(f"6 CAELs cannot be spaced evenly over {n_layers} layers: pass "
+                                      "cael_reading='fraction' (a CAEL every 2 layers) or cael_every explicitly")
+    return n_layers // 6
+
+def official_config(variant: str, n_layers: int = 12, cael_reading: str = "count", **overrides) -> JTCSEConfig:
+    """The official code's defaults (BERT-base; notes §2.6) for a variant. Its CAEL knob is a *count*, 6 in 12
+    layers; on another depth `cael_reading="count"` keeps 6 CAELs (k = n_layers / 6, refused where 6 does not divide
+    n_layers) and `"fraction"` keeps half the layers (k = 2)."""
     base = dict(batch_size=64, max_length=64, temperature=0.05, weight_decay=0.01, eval_every=100, ckpt_every=100,
                 seed=42, data_seed=42)
     per = {"simcse": dict(lr=3e-5, max_length=32, nce_layout="b", eval_every=125, cael_every=None, mlp_only_train=True),
            "tncse": dict(lr=1e-6, dropout=0.00025, cael_every=None),
-           "jtcse": dict(lr=1.3e-6, cael_every=max(1, n_layers // 6)),
+           "jtcse": dict(lr=1.3e-6),
            "distill": dict(lr=1e-5, cael_every=None)}
     if variant not in per: raise ValueError(f"Unknown variant {variant!r}; choose one of {VARIANTS}")
+    if variant == "jtcse" and "cael_every" not in overrides:
+        per["jtcse"]["cael_every"] = _official_k(n_layers, cael_reading)
     return JTCSEConfig(variant=variant, **(base | per[variant] | overrides))
 
 # %% ../nbs/12_jtcse.ipynb #c020
@@ -684,7 +700,8 @@ def _run_config(config: JTCSEConfig, corpus, teacher, dev_limit, dev_variant) ->
 def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str], out_dir, teacher=None,
           dev_limit: int | None = None, dev_variant: str = "original", root=None, progress: bool = True,
           stop_after: int | None = None, desc: str | None = None, resume: str = "strict") -> FitResult:
-    """Train `model` in place as `config` says; the best dev model is out_dir/best. Resumes from out_dir's checkpoint
+    """Train `model` in place as `config` says (the training rule: dev on a grid, patience, cap); the best dev model
+    is out_dir/best and is put back into `model` at the end. Resumes from out_dir's checkpoint
     only when `config`, the corpus, teacher and dev settings are those it was written with (else ConfigMismatchError,
     unless `resume="override"`); out_dir/config.json is written once that check passed."""
     if not isinstance(config, JTCSEConfig):
@@ -706,7 +723,8 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
                seed=config.seed, on_nonfinite=config.on_nonfinite, max_grad_norm=config.max_grad_norm,
                stop_after=stop_after, progress=progress, desc=desc or config.variant,
                config=_run_config(config, corpus, teacher, dev_limit, dev_variant), config_file="config.json",
-               resume=resume)
+               resume=resume, patience=config.patience,
+               restore_best=lambda folder: model.load_state_dict(load_model(folder)[0].state_dict()))
 
 # %% ../nbs/12_jtcse.ipynb #c030c
 from .training import CHECKPOINT

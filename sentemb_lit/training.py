@@ -6,7 +6,7 @@
 from __future__ import annotations
 import collections, contextlib, dataclasses, json, math, os, random, tempfile, warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 import numpy as np, torch
@@ -15,8 +15,9 @@ from .checks import check_positive_int
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'PROFILES', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult',
-           'to_device', 'plot_training_log', 'gather_with_grad', 'shard_batch', 'ConfigMismatchError', 'config_diff',
-           'run_config', 'read_checkpoint', 'fit', 'profile_value', 'resolve_out_dir', 'save_results', 'markdown_table']
+           'convergence', 'to_device', 'plot_training_log', 'gather_with_grad', 'shard_batch', 'ConfigMismatchError',
+           'config_diff', 'run_config', 'read_checkpoint', 'fit', 'profile_value', 'resolve_out_dir', 'save_results',
+           'markdown_table']
 
 # %% ../nbs/03_training.ipynb #c005
 from .io import (atomic_write_text, atomic_write_json, atomic_torch_save, atomic_write_dir, append_jsonl,
@@ -75,6 +76,13 @@ class FitResult:
     out_dir: Path
     stopped_early: bool = False
     skipped_steps: int = 0
+    dev_steps: list = field(default_factory=list)   # the steps at which dev was evaluated
+    dev_scores: list = field(default_factory=list)
+    stop_reason: str = "cap"                         # "cap" (n_steps), "patience" or "interrupted"
+    @property
+    def convergence(self) -> dict | None:
+        "The training rule's reading of the dev curve (see `convergence`); None without dev evaluations."
+        return convergence(self.dev_steps, self.dev_scores, self.last_step) if self.dev_steps else None
     @property
     def log_path(self) -> Path: return self.out_dir / "log.jsonl"
     @property
@@ -82,6 +90,21 @@ class FitResult:
     def history(self):
         import pandas as pd
         return pd.DataFrame(read_jsonl(self.log_path))
+
+# %% ../nbs/03_training.ipynb #tr01
+def convergence(dev_steps, dev_scores, steps_run: int, tail: float = 0.2, min_tail_evals: int = 3,
+                tol: float = 0.3) -> dict:
+    "best_step, steps_run, dev_steps, best_dev, last_dev, and whether the curve flattened after its peak."
+    steps, scores = [int(s) for s in dev_steps], [float(v) for v in dev_scores]
+    if not steps or len(steps) != len(scores):
+        raise ValueError("dev_steps and dev_scores must be non-empty and of one length")
+    best = int(np.argmax(scores))                                   # the first best, as fit keeps it
+    start = steps_run * (1 - tail)                                  # the last 20 % of the steps run
+    tail_evals = sum(s >= start for s in steps)
+    converged = steps[best] < start and tail_evals >= min_tail_evals and scores[-1] >= scores[best] - tol
+    return {"best_step": steps[best], "steps_run": int(steps_run), "dev_steps": steps, "best_dev": scores[best],
+            "last_dev": scores[-1], "tail_evals": int(tail_evals), "converged": bool(converged),
+            "never_improved": steps[best] == 0}
 
 # %% ../nbs/03_training.ipynb #c014
 def _device(device) -> torch.device:
@@ -376,9 +399,11 @@ def _run_eval(run: _Run, evaluate: Callable, save_best, step: int) -> None:
         for m in run.mods.values(): m.train()
         if not math.isfinite(score):
             raise ValueError(f"evaluate() returned {score} at step {step}; a dev score must be finite")
+        run.state.setdefault("dev", []).append([step, score])
         if run.state["best_score"] is None or score > run.state["best_score"]:
-            run.state["best_score"], run.state["best_step"] = score, step
+            run.state["best_score"], run.state["best_step"], run.state["since_best"] = score, step, 0
             if save_best is not None: atomic_write_dir(run.out_dir / "best", save_best)
+        else: run.state["since_best"] = run.state.get("since_best", 0) + 1
         run.log({"step": step, "dev": score, "best": run.state["best_score"]})
     run.state["evaluated_step"] = step
     run.acc.wait_for_everyone()
@@ -489,11 +514,19 @@ def _train_step(run: _Run, loss_fn, batch_at, shard, step: int, seed: int, on_no
     return float(values[0])
 
 # %% ../nbs/03_training.ipynb #c053
-def _finish(run: _Run, evaluate, eval_every: int, save_best, n_steps: int) -> None:
-    "The last evaluation (not twice on a rerun), the final checkpoint and the curves."
+def _finish(run: _Run, evaluate, eval_every: int, save_best, n_steps: int, restore_best=None) -> None:
+    "The last evaluation (not twice on a rerun), the final checkpoint, the dev summary, the best weights back, curves."
     if eval_every and n_steps % eval_every and run.state.get("evaluated_step") != n_steps:
         _run_eval(run, evaluate, save_best, n_steps)
     _save_checkpoint(run)
+    dev = _from_main(run.acc, run.state.get("dev", []))
+    if run.main and dev:
+        fit_json = json.loads((run.out_dir / "fit.json").read_text(encoding="utf-8"))
+        atomic_write_json(run.out_dir / "fit.json", fit_json | {"stop": run.state.get("stop") or "cap",
+                          "convergence": convergence([s for s, _ in dev], [v for _, v in dev], n_steps)})
+    run.acc.wait_for_everyone()
+    if restore_best is not None and (run.out_dir / "best").is_dir():
+        restore_best(run.out_dir / "best")                          # every process loads the same best weights
     if run.main:
         try:
             fig = plot_training_log(run.log_path)
@@ -504,8 +537,9 @@ def _finish(run: _Run, evaluate, eval_every: int, save_best, n_steps: int) -> No
 
 # %% ../nbs/03_training.ipynb #c053b
 def _train_loop(run: _Run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite, max_grad_norm, evaluate, eval_every,
-                save_best, ckpt_every, stop_after, progress, desc) -> bool:
-    "Steps from the one after the checkpoint to `n_steps`, evaluating and checkpointing; True when stopped early."
+                save_best, ckpt_every, stop_after, progress, desc, patience=None) -> bool:
+    "Steps after the checkpoint to `n_steps` or the patience stop, evaluating, checkpointing; True if interrupted."
+    if run.state.get("stop") == "patience": return False           # a finished run read back: nothing to train
     bar = tqdm(range(run.state["step"] + 1, n_steps + 1), desc=desc, disable=not (progress and run.main),
                initial=run.state["step"], total=n_steps)
     try:
@@ -513,7 +547,11 @@ def _train_loop(run: _Run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite
             loss = _train_step(run, loss_fn, batch_at, shard, step, seed, on_nonfinite, max_grad_norm)
             if loss is not None: bar.set_postfix(loss=f"{loss:.4f}")
             run.state["step"] = step
-            if eval_every and step % eval_every == 0: _run_eval(run, evaluate, save_best, step)
+            if eval_every and step % eval_every == 0:
+                _run_eval(run, evaluate, save_best, step)
+                if patience and _from_main(run.acc, run.state.get("since_best", 0)) >= patience:
+                    run.state["stop"] = "patience"                  # patience evaluations without a new best
+                    return False
             if ckpt_every and step % ckpt_every == 0: _save_checkpoint(run)
             if stop_after is not None and step >= stop_after: return True
         return False
@@ -530,7 +568,8 @@ def _check_out_dir(out_dir, name: str = "out_dir") -> Path:
 
 # %% ../nbs/03_training.ipynb #c055a
 def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, eval_every, save_best, ckpt_every, seed,
-                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file=None) -> None:
+                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file=None, patience=None,
+                    restore_best=None) -> None:
     if not (isinstance(modules, Mapping) and modules and all(isinstance(m, torch.nn.Module) for m in modules.values())):
         raise TypeError(f"modules must be a non-empty dict name -> torch.nn.Module, got {modules!r:.200}")
     if not isinstance(optimizer, torch.optim.Optimizer) and not hasattr(optimizer, "param_groups"):
@@ -544,6 +583,10 @@ def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, ev
     check_positive_int(eval_every, "eval_every", 0)
     check_positive_int(ckpt_every, "ckpt_every", 0)
     check_positive_int(stop_after, "stop_after", 1, optional=True)
+    check_positive_int(patience, "patience", 1, optional=True)
+    if patience and not eval_every: raise ValueError(f"patience={patience} needs dev evaluations: set eval_every")
+    if restore_best is not None and not callable(restore_best):
+        raise TypeError(f"restore_best must be callable or None, got {type(restore_best).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int): raise TypeError(f"seed must be an int, got {seed!r}")
     if eval_every and evaluate is None:
         raise ValueError(f"eval_every={eval_every} is set but no evaluate function was given")
@@ -564,21 +607,23 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         scheduler=None, on_nonfinite: str = "raise", max_grad_norm: float | None = None, accelerator=None,
         stop_after: int | None = None, progress: bool = True, desc: str = "train", config=None,
         resume: str = "strict", shard: Callable[[Any, int, int], Any] = shard_batch,
-        config_file: str | None = None) -> FitResult:
+        config_file: str | None = None, patience: int | None = None,
+        restore_best: Callable[[Path], None] | None = None) -> FitResult:
     """Train `modules` (name → nn.Module) for `n_steps` steps: `loss_fn(batch, step) -> (loss, {term: value})` on this
     process's slice `shard(batch, index, count)` of the global batch `batch_at(step)` (deterministic; built on the CPU).
     Resumes from `out_dir/checkpoint.safetensors` when its configuration (with `config`, the caller's own) equals this
     call's, or with `resume="override"`; `config_file` (a file name in out_dir) receives `config` once that check
     passed. `evaluate() -> dev score` (higher is better) every `eval_every` steps on the main process;
-    `save_best(folder)` keeps the best model. `stop_after=k` ends after step k as if interrupted."""
+    `save_best(folder)` keeps the best model and `restore_best(folder)` puts it back at the end; `patience=p` stops
+    after p evaluations without a new best (the training rule). `stop_after=k` ends after step k as if interrupted."""
     from accelerate import Accelerator
     _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, eval_every, save_best, ckpt_every, seed,
-                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file)
+                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file, patience, restore_best)
     acc = accelerator or Accelerator(cpu=not torch.cuda.is_available())
     out_dir = _check_out_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg = run_config(modules, optimizer, scheduler, acc.num_processes, config, n_steps=n_steps, seed=seed,
-                     eval_every=eval_every, max_grad_norm=max_grad_norm, on_nonfinite=on_nonfinite)
+                     eval_every=eval_every, max_grad_norm=max_grad_norm, on_nonfinite=on_nonfinite, patience=patience)
     with _exclusive_run(out_dir, acc):
         run = _Run({n: m.to(acc.device) for n, m in modules.items()}, acc.prepare(optimizer), scheduler, acc, out_dir,
                    cfg, {"step": 0, "best_score": None, "best_step": None, "skipped": 0})
@@ -586,11 +631,14 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         _start(run, resume, evaluate, eval_every, save_best, config_file)
         for m in run.mods.values(): m.train()
         interrupted = _train_loop(run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite, max_grad_norm, evaluate,
-                                  eval_every, save_best, ckpt_every, stop_after, progress, desc)
-        if not interrupted: _finish(run, evaluate, eval_every, save_best, n_steps)
-        best_score, best_step = _from_main(acc, (run.state["best_score"], run.state["best_step"]))
+                                  eval_every, save_best, ckpt_every, stop_after, progress, desc, patience)
+        if not interrupted: _finish(run, evaluate, eval_every, save_best, run.state["step"], restore_best)
+        best_score, best_step, dev = _from_main(acc, (run.state["best_score"], run.state["best_step"],
+                                                      run.state.get("dev", [])))
         acc.wait_for_everyone()
-    return FitResult(best_score, best_step, run.state["step"], out_dir, interrupted, run.state["skipped"])
+    stop = "interrupted" if interrupted else run.state.get("stop") or "cap"
+    return FitResult(best_score, best_step, run.state["step"], out_dir, interrupted, run.state["skipped"],
+                     [s for s, _ in dev], [v for _, v in dev], stop)
 
 # %% ../nbs/03_training.ipynb #c020
 PROFILES = ("smoke", "cpu", "full")
