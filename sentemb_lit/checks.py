@@ -4,12 +4,13 @@
 
 # %% ../nbs/06_checks.ipynb #c002
 from __future__ import annotations
-import math, numbers, reprlib
+import json, math, numbers, os, reprlib
+from pathlib import Path
 import numpy as np
 
 # %% auto #0
 __all__ = ['check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice', 'check_all_finite', 'check_text',
-           'check_sentences']
+           'check_sentences', 'check_file', 'check_named_path', 'read_json']
 
 # %% ../nbs/06_checks.ipynb #c004a
 _REPR = reprlib.Repr()
@@ -123,3 +124,35 @@ def check_sentences(sentences, what: str = "sentences") -> list[str]:
         if not s.strip():
             raise ValueError(f"{what}[{i}] is an empty or whitespace-only string")
     return sentences
+
+# %% ../nbs/06_checks.ipynb #f001
+def check_file(path, name: str = "file", hint: str = "") -> Path:
+    "`path` as a Path if it is an existing file; a folder is an IsADirectoryError, a missing path a FileNotFoundError."
+    p = Path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)")).expanduser()
+    if p.is_dir(): raise IsADirectoryError(f"{name} {str(p)!r} is a directory, expected a file")
+    if not p.is_file(): raise FileNotFoundError(f"{name} {str(p)!r} does not exist{hint}")
+    return p
+
+# %% ../nbs/06_checks.ipynb #f002
+def check_named_path(path, name: str = "path") -> Path:
+    "`path` as a Path if its last part names a file or folder (not '', '.', '..' or '/'); else a ValueError."
+    p = Path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)")).expanduser()
+    if not str(path).strip() or p.name in ("", ".", "..") or not p.resolve().name:
+        raise ValueError(f"{name} {str(path)!r} names no file or folder (its last part is empty); "
+                         "pass a path such as 'out/cache'")
+    return p
+
+# %% ../nbs/06_checks.ipynb #f003
+def read_json(path, name: str = "JSON file", kind: type | None = dict):
+    "The parsed JSON of the file `path` (of type `kind`; None: any); errors name the file (file:line for bad JSON)."
+    from sentemb_lit.io import CorruptFileError               # io imports this module: import it when needed
+    p = check_file(path, name)
+    try: text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e: raise CorruptFileError(f"{p}: byte {e.start} is not UTF-8 text") from None
+    try: obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CorruptFileError(f"{p}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno}); the file is damaged "
+                               "or was cut short") from None
+    if kind is not None and not isinstance(obj, kind):
+        raise CorruptFileError(f"{p}: expected a JSON {_type_names(kind)[2:]}, found a {type(obj).__name__}")
+    return obj

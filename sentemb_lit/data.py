@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 from urllib.parse import urlparse
 import numpy as np
 from .io import CorruptFileError, atomic_write_json, atomic_write_text, exclusive
-from .checks import check_choice, check_flag, check_type
+from .checks import check_choice, check_file, check_flag, check_type, read_json
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'STS_TASKS', 'STS_VARIANTS', 'STS_SPLITS', 'STS_SIZES', 'STS_HEADER', 'HUB_STS', 'HUB_SPLITS',
@@ -171,7 +171,7 @@ def _read_subsets(root: Path, rel_file: str, n_rows: int) -> list[str] | None:
     "Per-row subset names of an STS12–16 file from `sts_subsets.tsv` (rows contiguous, 1-based); None without it."
     table = root / "sts_subsets.tsv"
     if not table.exists(): return None
-    lines = _read_lines(table)
+    lines = _read_lines(check_file(table, "subset table"))
     if not lines or lines[0].split("\t") != ["file", "subset", "first_row", "n_rows"]:
         raise CorruptFileError(f"{table}:1: the header must be 'file<TAB>subset<TAB>first_row<TAB>n_rows'")
     subsets: list[str | None] = [None] * n_rows
@@ -271,9 +271,10 @@ def _load_sts_from_hub(task: str, split: str, variant: str) -> STSData:
 FETCH_MANIFEST = "FETCHED.json"     # written by `fetch_data`: what came from where, and what was skipped and why
 
 def _fetch_note(root: Path, task: str, split: str) -> str:
-    "Why `fetch_data` left task/split out of `root`, when its manifest says so."
-    try: skipped = json.loads((root / FETCH_MANIFEST).read_text(encoding="utf-8")).get("skipped", {})
-    except (OSError, ValueError, AttributeError): return ""
+    "Why `fetch_data` left task/split out of `root`, when its manifest says so (or that the manifest is unreadable)."
+    if not (root / FETCH_MANIFEST).exists(): return ""
+    try: skipped = read_json(root / FETCH_MANIFEST, "manifest").get("skipped", {})
+    except (OSError, ValueError) as e: return f" ({e})"
     why = skipped.get(f"{task}/{split}") if isinstance(skipped, dict) else None
     return f" (fetch_data skipped it: {why})" if why else ""
 
@@ -285,8 +286,7 @@ def load_sts(task: str, split: str = "test", variant: str = "original", root=Non
     base = data_root(root)
     rel = f"{STS_VARIANTS[variant]}/{_sts_filename(task, split)}"
     path = base / rel
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing from the data root{_fetch_note(base, task, split)}")
+    if not path.is_file(): check_file(path, "STS file", f" in the data root{_fetch_note(base, task, split)}")
     s1, s2, scores = _parse_sts_file(path)
     _check_size(str(path), task, split, len(scores))
     subsets = _read_subsets(base, rel, len(scores)) if task in STS_TASKS[:5] else None
@@ -319,9 +319,11 @@ def load_corpus(name: str, root=None) -> list[str]:
     if isinstance(spec, tuple):
         d = load_sts(*spec, root=root if root is not None else data_root())
         return _dedupe(s for pair in zip(d.sentences1, d.sentences2) for s in pair)
-    path = data_root(root) / spec
-    if not path.is_file(): raise FileNotFoundError(f"{path} is missing from the data root")
-    return _dedupe(_read_gzip_lines(path))
+    path = check_file(data_root(root) / spec, f"corpus {name!r}", " in the data root")
+    sentences = _dedupe(_read_gzip_lines(path))
+    if not sentences: raise CorruptFileError(f"{path}: the corpus {name!r} is empty (no line with text); the file was "
+                                             "written empty or cut short")
+    return sentences
 
 # %% ../nbs/00_data.ipynb #c027
 def training_corpus(names: Sequence[str] = ("wiki1m_head", "wiki1m_supergen", "sickr_train"), root=None,
@@ -347,11 +349,14 @@ def _sts_text(where: str, s1: list[str], s2: list[str], scores) -> str:
     return "\n".join(rows) + "\n"
 
 def _old_manifest(path: Path) -> tuple[dict, dict]:
-    "The `written` and `skipped` parts of an earlier manifest (empty when there is none or it is unreadable)."
-    try: old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError): return {}, {}
-    parts = [old.get(k) if isinstance(old, dict) else None for k in ("written", "skipped")]
-    return tuple(p if isinstance(p, dict) else {} for p in parts)
+    "The `written` and `skipped` parts of an earlier manifest (empty when there is none); a damaged one is named."
+    if not path.exists(): return {}, {}
+    old = read_json(path, "manifest")
+    for k in ("written", "skipped"):
+        if not isinstance(old.get(k, {}), dict):
+            raise CorruptFileError(f"{path}: '{k}' must map names to records, found {type(old[k]).__name__}; "
+                                   "delete the file to start a new manifest")
+    return old.get("written", {}), old.get("skipped", {})
 
 # %% ../nbs/00_data.ipynb #c032
 def fetch_data(out_dir, tasks: Sequence[str] = STS_TASKS, sources: Mapping[str, str] | None = None,

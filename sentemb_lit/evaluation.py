@@ -91,14 +91,21 @@ def as_encode(encoder) -> Callable:
 def _embed_unique(encode: Callable, sentences: list[str]) -> dict[str, np.ndarray]:
     unique = list(dict.fromkeys(sentences))
     out = encode(unique)
-    if hasattr(out, "detach"): out = out.detach().cpu().numpy()             # a torch tensor
+    if hasattr(out, "detach"):                                               # a torch tensor (bfloat16 too)
+        out = out.detach().cpu()
+        out = (out.float() if out.is_floating_point() else out).numpy()
     try: emb = np.asarray(out)
     except ValueError as e: raise ValueError(f"encode must return an array [N, d]; got ragged rows ({e})") from None
     if emb.dtype.kind not in "fiu":
-        raise TypeError(f"encode must return numbers, got an array of dtype {emb.dtype} ({type(emb.flat[0]).__name__})")
-    if emb.ndim != 2 or emb.shape[0] != len(unique):
-        raise ValueError(f"encode must return an array [N, d] for N={len(unique)} sentences, got shape {emb.shape}")
-    if not np.isfinite(emb).all(): raise ValueError("encode returned NaN or inf values")
+        first = type(emb.flat[0]).__name__ if emb.size else "no values"
+        raise TypeError(f"encode must return numbers, got an array of dtype {emb.dtype} ({first})")
+    if emb.ndim != 2 or emb.shape[0] != len(unique) or emb.shape[1] == 0:
+        rows = emb.shape[0] if emb.ndim else 0
+        raise ValueError(f"encoder returned {rows} rows for {len(unique)} sentences: encode must return an array "
+                         f"[N, d] with N={len(unique)}, d >= 1, got shape {emb.shape}")
+    bad = np.flatnonzero(~np.isfinite(emb).all(axis=1))
+    if len(bad): raise ValueError(f"encoder returned NaN or inf for sentence {bad[0]} ({unique[bad[0]][:60]!r}) and "
+                                  f"{len(bad) - 1} more of {len(unique)}")
     return dict(zip(unique, emb.astype(np.float64)))
 
 # %% ../nbs/02_evaluation.ipynb #c010b

@@ -162,19 +162,22 @@ def lockstep(self: TwinTowerEncoder, input_ids, attention_mask=None, token_type_
 
 # %% ../nbs/12_jtcse.ipynb #c008d
 @patch
-def encode(self: TwinTowerEncoder, sentences, batch_size: int = 64, show_progress_bar: bool | None = None, **kwargs):
+def encode(self: TwinTowerEncoder, sentences, **kwargs):
     """float32 [N, H] embeddings (eval mode; the towers' state is restored afterwards). `sentences`: a str, a
-    list of str or MTEB's DataLoader of {"text": [...]} batches; see `EncoderProtocolMixin` for the keywords."""
+    list of str or MTEB's DataLoader of {"text": [...]} batches; the keywords (`batch_size` default 64, `prompt`,
+    `normalize_embeddings`, …) are read by `sentemb_lit.models.encode_options`, shared by every encoder."""
+    from sentemb_lit.models import encode_options
     texts, single = texts_of(sentences)
-    opts = self._encode_options(batch_size, show_progress_bar, kwargs)
+    opts = encode_options(self, kwargs)
+    bs, progress = opts.batch_size or 64, bool(opts.show_progress)
     was = self.training
     self.eval()
     try:
-        e = sum(encode_with(t, self.tokenizer, texts, "cls", batch_size, self.max_length, opts["show_progress"])
+        e = sum(encode_with(t, self.tokenizer, opts.texts(texts), "cls", bs, self.max_length, progress)
                 for t in self.towers)
     finally:
         self.train(was)
-    return self._finish(e, single, opts)
+    return opts.finish(e, single)
 
 # %% ../nbs/12_jtcse.ipynb #c008e
 from .io import atomic_write_dir as _atomic_save

@@ -4,22 +4,24 @@
 
 # %% ../nbs/01_models.ipynb #c002
 from __future__ import annotations
-import hashlib, importlib.util, json, os, shutil, warnings, zipfile
+import difflib, hashlib, importlib.util, json, os, shutil, warnings, zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import numpy as np, torch
 from tqdm.auto import tqdm
 from .data import check_sentences
+from .checks import check_flag, check_named_path, check_positive_int, check_type
 from .io import (CorruptFileError, LockedError, atomic_write_dir, exclusive, fingerprint,
                             remove_stale_tmp)
 
 # %% auto #0
-__all__ = ['MODEL_REGISTRY', 'CACHE_ENV', 'CACHE_MARKER', 'CACHE_WAIT', 'CACHE_KINDS', 'POOLINGS', 'ModelSpec',
-           'ModelPackageMissing', 'package_file', 'cache_dir', 'file_sha256', 'verify_cache', 'cached_build',
-           'clear_cache', 'gguf_to_safetensors', 'unzip_parts', 'check_finite', 'model_path', 'load_encoder',
-           'load_causal_lm', 'tiny_bert_config', 'tiny_llama_config', 'tiny_bert', 'tiny_llama', 'pool',
-           'max_positions', 'check_max_length', 'encode', 'sentences_of', 'EncodeAPI', 'SentenceEncoder']
+__all__ = ['MODEL_REGISTRY', 'CACHE_ENV', 'CACHE_MARKER', 'CACHE_WAIT', 'CACHE_KINDS', 'POOLINGS', 'ENCODE_KEYWORDS',
+           'PROMPT_TYPES', 'ModelSpec', 'ModelPackageMissing', 'package_file', 'cache_dir', 'file_sha256',
+           'verify_cache', 'cached_build', 'clear_cache', 'gguf_to_safetensors', 'unzip_parts', 'check_finite',
+           'model_path', 'load_encoder', 'load_causal_lm', 'tiny_bert_config', 'tiny_llama_config', 'tiny_bert',
+           'tiny_llama', 'pool', 'max_positions', 'check_max_length', 'encode', 'sentences_of', 'EncodeOptions',
+           'encode_options', 'EncodeAPI', 'SentenceEncoder']
 
 # %% ../nbs/01_models.ipynb #c005
 @dataclass(frozen=True)
@@ -110,15 +112,17 @@ def _write_marker(folder: Path) -> None:
 def verify_cache(folder) -> str | None:
     "Why the cache folder cannot be trusted (no marker; a file missing, resized or altered), or None when intact."
     folder = Path(folder)
-    try: files = json.loads((folder / CACHE_MARKER).read_text(encoding="utf-8"))["files"]
+    try:
+        files = json.loads((folder / CACHE_MARKER).read_text(encoding="utf-8"))["files"]
+        files = {str(rel): (int(info["size"]), str(info["sha256"])) for rel, info in files.items()}
     except FileNotFoundError: return f"{CACHE_MARKER} is missing (an unfinished or older build)"
-    except (OSError, ValueError, KeyError, TypeError): return f"{CACHE_MARKER} is unreadable"
-    for rel, info in files.items():
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return f"{CACHE_MARKER} is unreadable ({type(e).__name__}: {e})"
+    for rel, (size, sha256) in files.items():
         path = folder / rel
         if not path.is_file(): return f"{rel} is missing"
-        if path.stat().st_size != info["size"]:
-            return f"{rel} has {path.stat().st_size} bytes, {info['size']} were written"
-        if file_sha256([path]) != info["sha256"]: return f"{rel} was altered after it was written (its SHA-256 differs)"
+        if path.stat().st_size != size: return f"{rel} has {path.stat().st_size} bytes, {size} were written"
+        if file_sha256([path]) != sha256: return f"{rel} was altered after it was written (its SHA-256 differs)"
     return None
 
 # %% ../nbs/01_models.ipynb #c011b
@@ -141,7 +145,7 @@ def _tidy(target: Path) -> Path:
 def cached_build(target, build, name: str) -> Path:
     "The verified cache folder `target`, built once by `build(tmp)` under a lock; a damaged one is rebuilt."
     if not callable(build): raise TypeError(f"build must be a function of the temporary folder, got {build!r}")
-    target = Path(target)
+    target = check_named_path(target, "target")
     if target.exists() and verify_cache(target) is None: return _tidy(target)
     try:
         with exclusive(target): _build_locked(target, build)
@@ -252,6 +256,7 @@ def _from_pretrained(loader, name: str, path: str, **kw):
             hint = (f"its cache folder {path} is unusable; clear it with sentemb_lit.models.clear_cache({name!r}) "
                     "and rerun")
         elif spec is not None: hint = f"its package looks damaged; reinstall with {spec.pip_command}"
+        elif Path(path).expanduser().is_file(): hint = f"{path} is a file, expected a model folder (config.json, ...)"
         elif Path(path).expanduser().exists(): hint = "that local folder is not a loadable transformers model"
         else: hint = f"it is not a registry name ({', '.join(MODEL_REGISTRY)}) nor a reachable hub id or local path"
         raise ValueError(f"Could not load {name!r}: {hint} ({why})") from e
@@ -483,21 +488,134 @@ def _as_matrix(x, what: str) -> np.ndarray:
     if a.ndim != 2 or not np.isfinite(a).all(): raise ValueError(f"{what} must be a finite [N, d] array, got {a.shape}")
     return a / np.linalg.norm(a, axis=1, keepdims=True).clip(min=1e-12)
 
+# %% ../nbs/01_models.ipynb #k001
+ENCODE_KEYWORDS = ("prompt", "prompt_name", "prompt_type", "batch_size", "show_progress_bar", "normalize_embeddings",
+                   "convert_to_tensor", "convert_to_numpy", "truncate_dim", "device", "precision", "output_value",
+                   "pool", "chunk_size", "task_metadata", "hf_split", "hf_subset", "task_name")
+PROMPT_TYPES = ("query", "document", "passage")
+
+# %% ../nbs/01_models.ipynb #k002
+@dataclass(frozen=True)
+class EncodeOptions:
+    "What one `encode` call's keywords ask for (`encode_options` reads them): the prompt, the batching, the output."
+    prompt: str = ""
+    batch_size: int | None = None
+    show_progress: bool | None = None
+    normalize: bool = False
+    tensor: bool = False
+    truncate_dim: int | None = None
+
+    def texts(self, sentences: Sequence[str]) -> list[str]:
+        "The sentences as the model reads them: `prompt + sentence` (sentence-transformers' order)."
+        return [self.prompt + s for s in sentences]
+
+    def finish(self, embeddings, single: bool = False):
+        "[N, d] embeddings (or a dict of them) truncated, normalised, a tensor if asked; [d] for one string."
+        if isinstance(embeddings, dict): return {k: self.finish(v, single) for k, v in embeddings.items()}
+        if isinstance(embeddings, torch.Tensor): embeddings = embeddings.detach().float().cpu().numpy()
+        e = np.asarray(embeddings, dtype=np.float32)
+        bad = np.flatnonzero(~np.isfinite(e.reshape(len(e), -1)).all(axis=1))
+        if len(bad): raise ValueError(f"the embedding of sentences[{bad[0]}] holds NaN or inf ({len(bad)} such "
+                                      "sentences): the model's weights are damaged or diverged")
+        if self.truncate_dim is not None:
+            if self.truncate_dim > e.shape[-1]:
+                raise ValueError(f"truncate_dim={self.truncate_dim} exceeds the {e.shape[-1]} dimensions of the "
+                                 "embeddings")
+            e = e[..., :self.truncate_dim]
+        if self.normalize: e = e / np.linalg.norm(e, axis=-1, keepdims=True).clip(min=1e-12)
+        e = e[0] if single else e
+        return torch.from_numpy(np.ascontiguousarray(e)) if self.tensor else e
+
+# %% ../nbs/01_models.ipynb #k003
+def _device_of(encoder) -> torch.device | None:
+    "Where the encoder's weights are: its `device` attribute, else its (or its modules') first parameter; else None."
+    if isinstance(getattr(encoder, "device", None), torch.device): return encoder.device
+    mods = [encoder] if isinstance(encoder, torch.nn.Module) else [
+        v for v in vars(encoder).values() if isinstance(v, torch.nn.Module)]
+    params = [p for m in mods for p in m.parameters()][:1]
+    return params[0].device if params else None
+
+def _check_device(encoder, device) -> None:
+    "`device` (None, or where the encoder is); `encode` does not move weights, so another device is an error."
+    if device is None: return
+    if isinstance(device, (list, tuple)):
+        raise ValueError(f"device={device!r}: a list of devices (multi-process encoding) is not supported")
+    try: want = torch.device(device)
+    except (TypeError, RuntimeError, ValueError):
+        raise ValueError(f"device={device!r} is not a torch device such as 'cpu' or 'cuda:0'") from None
+    have = _device_of(encoder)
+    if have is not None and (want.type != have.type or want.index not in (None, have.index)):
+        raise ValueError(f"device={str(want)!r}, but {type(encoder).__name__} is on {have}; encode does not move "
+                         f"weights: move the encoder there first (e.g. `.to({str(want)!r})`)")
+
+# %% ../nbs/01_models.ipynb #k004
+def _prompt_of(encoder, prompt, prompt_name, prompt_type) -> str:
+    "The text to prepend: `prompt`, else `encoder.prompts[prompt_name]`, else `prompts[prompt_type]` if it has one."
+    prompts = getattr(encoder, "prompts", None) or {}
+    if not isinstance(prompts, dict):
+        raise TypeError(f"{type(encoder).__name__}.prompts must be a dict name -> text, got {type(prompts).__name__}")
+    kind = getattr(prompt_type, "value", prompt_type)                           # mteb's PromptType is a str Enum
+    if kind is not None and kind not in PROMPT_TYPES:
+        raise ValueError(f"prompt_type must be None or one of {PROMPT_TYPES} (mteb's PromptType), got {prompt_type!r}")
+    if prompt is not None:
+        if prompt_name is not None:
+            raise ValueError(f"pass prompt or prompt_name, not both (prompt={prompt!r}, prompt_name={prompt_name!r})")
+        return check_type(prompt, "prompt", str)
+    if prompt_name is None: return prompts.get(kind, "") if kind else ""
+    if prompt_name not in prompts:
+        have = f"only the prompts {sorted(prompts)}" if prompts else "no prompts (set `encoder.prompts = {name: text}`)"
+        raise ValueError(f"prompt_name={prompt_name!r} is unknown: {type(encoder).__name__} has {have}")
+    return check_type(prompts[prompt_name], f"prompts[{prompt_name!r}]", str)
+
+# %% ../nbs/01_models.ipynb #k005
+def _check_unsupported(kw: dict) -> None:
+    "Values our encoders cannot honour (quantised output, token embeddings, multi-process, a list of tensors)."
+    if kw.get("precision") not in (None, "float32"):
+        raise ValueError(f"precision={kw['precision']!r} is not supported: the embeddings are float32 "
+                         "(precision='float32' or None)")
+    if kw.get("output_value", "sentence_embedding") != "sentence_embedding":
+        raise ValueError(f"output_value={kw['output_value']!r} is not supported: only 'sentence_embedding'")
+    for name in ("pool", "chunk_size"):
+        if kw.get(name) is not None:
+            raise ValueError(f"{name}={kw[name]!r}: multi-process encoding is not supported here; "
+                             "use sentemb_lit.prompting.encode_distributed")
+    for name in ("hf_split", "hf_subset", "task_name"):
+        if kw.get(name) is not None: check_type(kw[name], name, str)
+    tensor = check_flag(kw.get("convert_to_tensor", False), "convert_to_tensor")
+    if not check_flag(kw.get("convert_to_numpy", True), "convert_to_numpy") and not tensor:
+        raise ValueError("convert_to_numpy=False without convert_to_tensor=True asks for a list of tensors, which is "
+                         "not offered; pass convert_to_tensor=True for one tensor")
+
+# %% ../nbs/01_models.ipynb #k006
+def encode_options(encoder, kwargs: dict) -> EncodeOptions:
+    "The keywords of one `encode` call of `encoder`, checked and read (see the table); an unknown one is a TypeError."
+    unknown = [k for k in kwargs if k not in ENCODE_KEYWORDS]
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], ENCODE_KEYWORDS, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise TypeError(f"{type(encoder).__name__}.encode() got an unexpected keyword argument {unknown[0]!r}{hint}; "
+                        "it takes the keywords of sentemb_lit.models.ENCODE_KEYWORDS")
+    _check_unsupported(kwargs)
+    _check_device(encoder, kwargs.get("device"))
+    return EncodeOptions(
+        prompt=_prompt_of(encoder, kwargs.get("prompt"), kwargs.get("prompt_name"), kwargs.get("prompt_type")),
+        batch_size=check_positive_int(kwargs.get("batch_size"), "batch_size", optional=True),
+        show_progress=check_flag(kwargs.get("show_progress_bar"), "show_progress_bar", optional=True),
+        normalize=check_flag(kwargs.get("normalize_embeddings", False), "normalize_embeddings"),
+        tensor=check_flag(kwargs.get("convert_to_tensor", False), "convert_to_tensor"),
+        truncate_dim=check_positive_int(kwargs.get("truncate_dim"), "truncate_dim", optional=True))
+
 # %% ../nbs/01_models.ipynb #c030d
 class EncodeAPI:
     "`encode`, `similarity`, `similarity_pairwise` and `mteb_model_meta` on top of a class's `embed` method."
-    def encode(self, sentences, batch_size: int | None = None, show_progress_bar: bool | None = None,
-               normalize_embeddings: bool = False, convert_to_tensor: bool = False, **kwargs) -> np.ndarray:
-        "Embeddings [N, d] ([d] for one string); MTEB and sentence-transformers keywords are accepted."
+    prompts: dict | None = None             # name -> text for `prompt_name` / `prompt_type` (as sentence-transformers)
+
+    def encode(self, sentences, **kwargs):
+        "Embeddings [N, d] ([d] for one string); the keywords of the table above (`encode_options`)."
         sents, single = sentences_of(sentences)
-        for k, v in (("normalize_embeddings", normalize_embeddings), ("convert_to_tensor", convert_to_tensor)):
-            if not isinstance(v, bool): raise TypeError(f"{k} must be True or False, got {v!r}")
-        if show_progress_bar is not None and not isinstance(show_progress_bar, bool):
-            raise TypeError(f"show_progress_bar must be True, False or None, got {show_progress_bar!r}")
-        out = self.embed(sents, batch_size=batch_size, show_progress=show_progress_bar)
-        if normalize_embeddings: out = out / np.linalg.norm(out, axis=1, keepdims=True).clip(min=1e-12)
-        out = out[0] if single else out
-        return torch.from_numpy(out) if convert_to_tensor else out
+        opts = encode_options(self, kwargs)
+        out = self.embed(opts.texts(sents), batch_size=opts.batch_size, show_progress=opts.show_progress)
+        return opts.finish(out, single)
 
     def similarity(self, embeddings1, embeddings2) -> np.ndarray:
         "Cosine similarity of every row of `embeddings1` with every row of `embeddings2`: [N1, N2]."

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import torch
 from .checks import check_choice, check_flag, check_positive_int, check_sentences, check_text, check_type
-from .models import EncodeAPI, sentences_of
+from .models import EncodeAPI, encode_options, sentences_of
 
 # %% auto #0
 __all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'MASK_EOS', 'MASK_AGGREGATIONS', 'resolve_template',
@@ -344,25 +344,21 @@ def _pe_run(self, parts: list[tuple[list[int], list[int]]], layers: list[int], b
 PromptEncoder._run = _pe_run
 
 # %% ../nbs/30_prompt_embedding.ipynb #h09c
-def _pe_encode(self, sentences, batch_size: int | None = None, layers=None, use_cache: bool | None = None,
-               normalize_embeddings: bool = False, show_progress_bar: bool | None = None, **kwargs):
+def _pe_encode(self, sentences, layers=None, use_cache: bool | None = None, **kwargs):
     """Embeddings [N, H] float32 of `sentences` at `self.layer` (with `layers=[...]`: a dict layer -> [N, H] from the
-    same forward passes; one string gives [H]). Takes strings or MTEB's DataLoader; other keyword arguments
-    (task_name, prompt_type, …) are accepted and ignored, as sentence-transformers / MTEB callers pass them."""
+    same forward passes; one string gives [H]). Takes strings or MTEB's DataLoader; the keywords of
+    sentence-transformers and MTEB are read by `sentemb_lit.models.encode_options` (`prompt` is prepended)."""
     sentences, single = sentences_of(sentences)
+    opts = encode_options(self, kwargs)
     multi, layers = layers is not None, _check_layers(layers, self.layer, self.n_layers)
-    bs = check_positive_int(self.batch_size if batch_size is None else batch_size, "batch_size")
+    bs = self.batch_size if opts.batch_size is None else opts.batch_size
     cached = check_flag(use_cache, "use_cache", optional=True)
     cached = (self.use_cache if cached is None else cached) and len(self.prefix_ids) > 0
-    progress = check_flag(show_progress_bar, "show_progress_bar", optional=True)
-    uniq, index = _distinct(sentences)
-    states = self._run(self._plan(uniq, cached), layers, bs, self.show_progress if progress is None else progress)
+    progress = self.show_progress if opts.show_progress is None else opts.show_progress
+    uniq, index = _distinct(opts.texts(sentences))
+    states = self._run(self._plan(uniq, cached), layers, bs, progress)
     arrs = {l: states[l][torch.tensor(index)].numpy() for l in layers}
-    if check_flag(normalize_embeddings, "normalize_embeddings"):
-        arrs = {l: a / np.linalg.norm(a, axis=1, keepdims=True) for l, a in arrs.items()}
-    if single:
-        arrs = {l: a[0] for l, a in arrs.items()}
-    return arrs if multi else arrs[layers[0]]
+    return opts.finish(arrs if multi else arrs[layers[0]], single)
 
 PromptEncoder.encode, PromptEncoder.__call__ = _pe_encode, _pe_encode
 
@@ -421,13 +417,12 @@ def _mask_aggregate(states: np.ndarray, aggregation: str = "avg") -> np.ndarray:
     if np.ndim(states) != 3: raise ValueError(f"states must be [N, n_masks, H], got shape {np.shape(states)}")
     return states.mean(1) if aggregation == "avg" else states.reshape(len(states), -1)
 
-def _mask_encode(self, sentences, batch_size: int | None = None, normalize_embeddings: bool = False,
-                 **kwargs) -> np.ndarray:
-    "[N, H] (avg) or [N, n*H] (cat), [H] for one string; strings or MTEB's DataLoader; other keywords ignored."
+def _mask_encode(self, sentences, **kwargs) -> np.ndarray:
+    "[N, H] (avg) or [N, n*H] (cat), [H] for one string; strings or MTEB's DataLoader; keywords: `encode_options`."
     sentences, single = sentences_of(sentences)
-    e = self.aggregate(self.mask_states(sentences, batch_size), self.aggregation)
-    e = e / np.linalg.norm(e, axis=1, keepdims=True) if check_flag(normalize_embeddings, "normalize_embeddings") else e
-    return e[0] if single else e
+    opts = encode_options(self, kwargs)
+    states = self.mask_states(opts.texts(sentences), opts.batch_size, opts.show_progress)
+    return opts.finish(self.aggregate(states, self.aggregation), single)
 
 MaskPromptEncoder.aggregate = staticmethod(_mask_aggregate)
 MaskPromptEncoder.encode = MaskPromptEncoder.__call__ = _mask_encode
@@ -451,14 +446,15 @@ def _mask_batch(self, texts: list[str]) -> np.ndarray:
 MaskPromptEncoder._batch = _mask_batch
 
 # %% ../nbs/30_prompt_embedding.ipynb #h15b
-def _mask_states(self, sentences: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+def _mask_states(self, sentences: Sequence[str], batch_size: int | None = None,
+                 show_progress: bool | None = None) -> np.ndarray:
     "Last-layer states at the masks, float32 [N, n_masks, H] (both aggregations derive from it)."
     sentences = check_sentences(sentences)
     bs = check_positive_int(self.batch_size if batch_size is None else batch_size, "batch_size")
     uniq, index = _distinct(sentences)
     order = sorted(range(len(uniq)), key=lambda i: -len(uniq[i]))              # longest first: little padding
     starts = range(0, len(order), bs)
-    if self.show_progress:
+    if self.show_progress if show_progress is None else check_flag(show_progress, "show_progress"):
         from tqdm.auto import tqdm
         starts = tqdm(starts, desc=f"mask n={self.n_masks} eos={self.eos}", unit="batch")
     res = [None] * len(uniq)

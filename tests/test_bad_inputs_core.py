@@ -1,5 +1,5 @@
 "Bad inputs to the core API (io, evaluation, report, cli): each gives a clear error that names the offending input."
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time, zlib
 from pathlib import Path
 import numpy as np
 import pytest
@@ -11,10 +11,11 @@ EXE = Path(sys.executable).parent / "sentemb-lit"
 
 
 def bow(sentences, d=64):
+    "Bag of words; zlib.crc32, unlike the salted hash(), gives the same buckets under every PYTHONHASHSEED."
     out = np.zeros((len(sentences), d))
     for i, s in enumerate(sentences):
         out[i, 0] = 1
-        for w in s.lower().split(): out[i, 1 + hash(w) % (d - 1)] += 1
+        for w in s.lower().split(): out[i, 1 + zlib.crc32(w.encode()) % (d - 1)] += 1
     return out
 
 
@@ -59,13 +60,17 @@ def test_non_utf8_jsonl_is_named(tmp_path):
 
 
 def test_second_writer_is_refused_across_processes(tmp_path):
-    code = f"from sentemb_lit.io import exclusive\nimport time\nwith exclusive({str(tmp_path / 'out')!r}): time.sleep(30)"
+    # the holder says when it holds the lock (a file, not a guess at how long its start takes) and holds it until killed
+    ready = tmp_path / "ready"
+    code = (f"from sentemb_lit.io import exclusive\nimport time, pathlib\nwith exclusive({str(tmp_path / 'out')!r}):\n"
+            f"    pathlib.Path({str(ready)!r}).touch()\n    time.sleep(3600)")
     holder = subprocess.Popen([sys.executable, "-c", code])
     try:
-        for _ in range(100):
-            lock = tmp_path / "out.lock"
-            if lock.exists() and lock.read_text().strip() == str(holder.pid): break
-            import time; time.sleep(0.1)
+        deadline = time.monotonic() + 600
+        while not ready.exists():
+            assert holder.poll() is None, f"the lock holder exited with {holder.returncode} before taking the lock"
+            assert time.monotonic() < deadline, "the lock holder never took the lock"
+            time.sleep(0.05)
         with pytest.raises(io.LockedError, match=rf"out is in use by another process \(pid {holder.pid}\)"):
             with io.exclusive(tmp_path / "out"): pass
     finally:

@@ -105,8 +105,8 @@ def test_prompt_encoder_bad_sentences(enc, bad, err, match):
     (dict(layers=[-1, 9]), ValueError, r"layer=9 is out of range"),
     (dict(layers=[]), ValueError, r"layers is empty"),
     (dict(layers=["x"]), TypeError, r"layer must be an int.*got str"),
-    (dict(batch_size=-1), ValueError, r"batch_size must be a positive int, got -1"),
-    (dict(batch_size="8"), ValueError, r"batch_size must be a positive int, got '8'"),
+    (dict(batch_size=-1), ValueError, r"batch_size must be a positive int or None, got -1"),
+    (dict(batch_size="8"), ValueError, r"batch_size must be a positive int or None, got '8'"),
 ])
 def test_prompt_encoder_bad_encode_arguments(enc, kwargs, err, match):
     with pytest.raises(err, match=match):
@@ -225,7 +225,7 @@ def test_mask_aggregate_bad(states, agg, match):
 
 
 def test_mask_encode_bad_batch_size(mp):
-    with pytest.raises(ValueError, match=r"batch_size must be a positive int, got 0"):
+    with pytest.raises(ValueError, match=r"batch_size must be a positive int or None, got 0"):
         mp.encode(["a cat"], batch_size=0)
 
 

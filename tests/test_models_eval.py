@@ -174,22 +174,28 @@ _CHILD = textwrap.dedent("""
     from pathlib import Path
     from sentemb_lit import models as M
     ready, hold, log = Path(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3])
+    gate, started = [a for a in sys.argv[4:5] if a != "-"], sys.argv[5:6]   # optional files: wait for, touch
     extract = zipfile.ZipFile.extractall
     def slow_extract(self, *a, **k):           # the conversion step: log it, then stay busy inside it
         with open(log, "a") as f: f.write("build\\n")
         extract(self, *a, **k)
         ready.touch()
+        deadline = time.monotonic() + 120
+        while gate and not Path(gate[0]).exists() and time.monotonic() < deadline: time.sleep(0.02)
         time.sleep(hold)
     zipfile.ZipFile.extractall = slow_extract
     spec = M.ModelSpec("fake-zip", "encoder", ("fake-zip-pkg",), "zip_parts",
                        tuple(f"fake_zip_pkg_{i}/m.zip.{i}" for i in range(3)))
+    if started: Path(started[0]).touch()      # imports done: this process is about to ask for the folder
     print(M.unzip_parts(spec))
 """)
 
 
-def _child(tmp: Path, tag: str, hold: float) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(tmp / "pkgs"), SENTEMB_CACHE=str(tmp / "cache"), OMP_NUM_THREADS="1")
-    return subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp / f"ready-{tag}"), str(hold), str(tmp / "builds")],
+def _child(tmp: Path, tag: str, hold: float, *gates: Path) -> subprocess.Popen:
+    path = os.pathsep.join(p for p in (str(tmp / "pkgs"), os.environ.get("PYTHONPATH", "")) if p)   # this checkout too
+    env = dict(os.environ, PYTHONPATH=path, SENTEMB_CACHE=str(tmp / "cache"), OMP_NUM_THREADS="1")
+    args = [str(tmp / f"ready-{tag}"), str(hold), str(tmp / "builds"), *map(str, gates)]
+    return subprocess.Popen([sys.executable, "-c", _CHILD, *args],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -219,9 +225,10 @@ def test_a_conversion_killed_midway_is_rebuilt_cleanly(fake_zip):
 
 def test_two_first_loads_at_once_build_once(fake_zip):
     spec, tmp = fake_zip
-    first = _child(tmp, "a", hold=1.5)
+    # the first build lasts until the second process has started (not a guess at how long its imports take)
+    first = _child(tmp, "a", 1.5, tmp / "started-b")
     _wait_for(tmp / "ready-a", first)
-    second = _child(tmp, "b", hold=0)                 # starts while the first one is building
+    second = _child(tmp, "b", 0, "-", tmp / "started-b")            # asks while the first one is building
     out_a, out_b = first.communicate(timeout=120), second.communicate(timeout=120)
     assert first.returncode == 0 and second.returncode == 0, (out_a[1][-1500:], out_b[1][-1500:])
     assert out_a[0].strip() == out_b[0].strip()                                   # the same folder
