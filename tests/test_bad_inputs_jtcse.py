@@ -6,7 +6,8 @@ from sentemb_lit.jtcse import (JTCSEConfig, TwinTowerEncoder, TwinTowerModel, Si
                                official_config, positive_index, two_view_batch, batch_sentences, make_batch_at,
                                make_loss_fn, set_dropout, train, run_stage, run_sts, model_fingerprint,
                                sts_fingerprint, inference_macs, bert_macs, model_cls_energy, energy_sts_correlation,
-                               export_sentence_transformer, inference_encoder, load_model, texts_of)
+                               export_sentence_transformer, inference_encoder, load_model)
+from sentemb_lit.models import sentences_of as texts_of
 
 CORPUS = [f"sentence number {i} about topic {i % 5}" for i in range(20)]
 
@@ -62,8 +63,8 @@ def _cases(parts):
         "encode precision": (lambda: tw.encode(["a b"], precision="int8"), ValueError, "precision"),
         "encode output_value": (lambda: tw.encode(["a b"], output_value="token_embeddings"), ValueError, "output_value"),
         "encode bad batch": (lambda: tw.encode([[1, 2]]), TypeError, r"sentences\[0\]"),
-        "texts_of dict": (lambda: texts_of({"text": ["a"]}), TypeError, "sentences"),
-        "texts_of loader item": (lambda: texts_of(iter([("a",)])), TypeError, "batch 0"),
+        "sentences_of number": (lambda: texts_of(3), TypeError, "sentences"),
+        "sentences_of batch without text": (lambda: texts_of([{"txt": ["a"]}]), TypeError, "batch 0"),
         "pairwise shapes": (lambda: tw.similarity_pairwise(np.ones((2, 3)), np.ones((3, 3))), ValueError, "embeddings1"),
         "similarity empty": (lambda: tw.similarity(np.ones((0, 3)), np.ones((2, 3))), ValueError, "embeddings1"),
         "export pooling": (lambda: export_sentence_transformer(m1, tok, "export-never-written", pooling="max"), ValueError,

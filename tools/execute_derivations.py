@@ -3,7 +3,7 @@ prints); volatile outputs are stripped: progress bars and warnings on stderr, ti
 
     python tools/execute_derivations.py [nbs/10_tensor_modulus_loss.ipynb ...]   (default: every derivation notebook)
 """
-import json, re, sys
+import json, os, re, sys
 from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
@@ -27,7 +27,8 @@ def light(output) -> bool:
 
 def execute(path: Path) -> int:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    timeout = int(os.environ.get("SENTEMB_CELL_TIMEOUT", "1200"))                 # seconds per cell
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     kept = 0
     for c in nb.cells:
         if c.cell_type != "code": continue
