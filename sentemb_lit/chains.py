@@ -490,6 +490,7 @@ def _finished(out: Path, settings: dict, sources: Sequence[str]) -> dict:
     "source -> record of the verified chains already in `out` (other settings or sources are refused)."
     read_jsonl(out)                                     # a line that is not JSON is named file:line first
     _resume_point(out)
+    if not manifest_path(out).exists(): _write_manifest(out, written_by="run_ranking_job")   # before the 1st append
     known, done = set(sources), {}
     for i, rec in enumerate(read_jsonl(out), start=1):
         _check_record(rec, f"{out}:{i}")

@@ -173,3 +173,20 @@ def test_deprecated_cli_job_settings():
     import sentemb_lit.cli as cli
     with pytest.warns(DeprecationWarning, match="moved to sentemb_lit.chains.JOB_SETTINGS"):
         assert cli.JOB_SETTINGS == C.JOB_SETTINGS
+
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = sorted(p for p in (ROOT / "papers" / "ranking_sentences" / "runs").glob("*/chains/*/*/chains.jsonl")
+                   if C.manifest_path(p).exists())
+
+
+@pytest.mark.parametrize("f", COMMITTED, ids=lambda p: p.parent.parent.name)
+def test_committed_chain_files_match_their_manifests_and_the_code(f):
+    "Each committed chain set with a manifest verifies, and was verified under the code a chain run reaches now."
+    from sentemb_lit.io import fingerprint
+    recs = read_chains(f)
+    marker = json.loads((f.parent / "key.json").read_text())
+    assert verify_chain_file(f)["records"] == len(recs) == marker["n_chains"]
+    assert marker["key"][:16] == f.parent.name
+    assert marker["parts"]["code"] == fingerprint(C.chain_code()), \
+        f"{f}: the code a chain run reaches changed since it was verified; decode it again with cached_chains"
