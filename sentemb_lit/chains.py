@@ -4,20 +4,25 @@
 
 # %% ../nbs/22_chains.ipynb #ch003
 from __future__ import annotations
-import json, random, re
+import argparse, ast, copy, dataclasses, hashlib, importlib.util, json, os, random, re, time, warnings
 from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np
 from tqdm.auto import tqdm
-from .checks import check_choice, check_number, check_positive_int, check_sentences, check_text, check_type
+from .checks import check_choice, check_flag, check_number, check_positive_int, check_sentences
+from .checks import check_text, check_type
 from .decoding import directional_generate
+from .io import CorruptFileError, KeyedStore, LockedError, append_jsonl, atomic_write_json, exclusive
+from .io import atomic_write_text, fingerprint, read_jsonl
 
 # %% auto #0
 __all__ = ['RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INSTRUCTIONS', 'FEW_SHOT_EXAMPLE', 'FILTERS', 'LIST_INSTRUCTION',
-           'instruction_text', 'ranking_prompt', 'clean_output', 'round_inputs', 'generate_chains', 'chain_flags',
-           'filter_chains', 'chain_stats', 'parse_numbered_list', 'generate_list_chains', 'shuffle_chains',
-           'read_sentences', 'cached_chains', 'chain_similarity', 'monotonicity', 'monotonicity_summary',
-           'plot_monotonicity']
+           'JOB_SETTINGS', 'MODES', 'instruction_text', 'ranking_prompt', 'clean_output', 'round_inputs',
+           'generate_chains', 'chain_flags', 'filter_chains', 'chain_stats', 'parse_numbered_list',
+           'generate_list_chains', 'shuffle_chains', 'read_sentences', 'RankingSettings', 'job_arg_parser',
+           'parse_job_args', 'chain_code', 'chain_key', 'ChainIntegrityError', 'manifest_path', 'verify_chain_file',
+           'read_chains', 'run_ranking_job', 'cached_chains', 'chain_similarity', 'monotonicity',
+           'monotonicity_summary', 'plot_monotonicity']
 
 # %% ../nbs/22_chains.ipynb #c017
 RANKING_INSTRUCTION = ("Rewrite the following sentence or phrase using different words and sentence structure "
@@ -184,15 +189,29 @@ def generate_list_chains(model, tokenizer, sources: Sequence[str], n: int = 32, 
     return recs
 
 # %% ../nbs/22_chains.ipynb #c031c
+def _check_chain(rec, where: str) -> list:
+    "The chain of a record: a list of >= 2 sentences (source first); a string, a 1-sentence chain … named by `where`."
+    check_type(rec, where, dict, "a chain record (a dict)")
+    if "chain" not in rec: raise KeyError(f"{where} has no 'chain' (expected a list of sentences, source first)")
+    chain = check_type(rec["chain"], f"{where}['chain']", (list, tuple), "a list of sentences")
+    bad = [i for i, x in enumerate(chain) if not isinstance(x, str)]
+    if bad: raise TypeError(f"{where}['chain'][{bad[0]}] is {type(chain[bad[0]]).__name__}, not a sentence (str)")
+    if len(chain) < 2:
+        raise ValueError(f"{where}['chain'] holds {len(chain)} sentence(s); a chain needs its source and >= 1 rewrite")
+    return list(chain)
+
 def shuffle_chains(recs: Sequence[dict], seed: int = 0) -> list[dict]:
     "Baseline (c): keep x0 first, randomly permute x1..xn of every chain (a fixed seed)."
+    check_type(seed, "seed", int, "an int")
+    if isinstance(seed, bool): raise TypeError(f"seed must be an int, got {seed!r}")
+    check_type(recs, "recs", (list, tuple), "a list of chain records")
     rng = random.Random(seed)
     out = []
     for i, r in enumerate(recs):
-        check_type(r["chain"], f"recs[{i}]['chain']", (list, tuple), "a list of sentences")
-        rest = list(r["chain"][1:])
+        chain = _check_chain(r, f"recs[{i}]")
+        rest = chain[1:]
         rng.shuffle(rest)
-        out.append(dict(r, chain=[r["chain"][0]] + rest))
+        out.append(dict(r, chain=[chain[0]] + rest))
     return out
 
 # %% ../nbs/22_chains.ipynb #c034r
@@ -206,57 +225,450 @@ def read_sentences(path) -> list[str]:
     if not out: raise ValueError(f"input file {str(p)!r} holds no sentences")
     return out
 
-# %% ../nbs/22_chains.ipynb #r20cc1
-def _same_chains(old: dict, new: list[dict]) -> bool:
-    same = lambda a, b: all(a.get(k) == b[k] for k in ("chain", "stops", "raw"))
-    return all(r["source"] in old and same(old[r["source"]], r) for r in new)
+# %% ../nbs/22_chains.ipynb #h2c01
+JOB_SETTINGS = ("model", "mode", "rounds", "lam", "first_lam", "max_new_tokens", "stop_at_newline", "prompt", "indent",
+                "few_shot")
+MODES = ("controlled", "step", "list")
 
-def _adopt(candidates, out: Path, argv: list, sources: list, settings: dict, batch_size: int, model, tokenizer):
-    "Copy the first candidate that covers `sources` and whose first group decodes the same now; its path."
-    import tempfile
-    from sentemb_lit.cli import generate_ranking_main
-    from sentemb_lit.io import read_jsonl, append_jsonl
+# %% ../nbs/22_chains.ipynb #h2c02
+def _check_job_settings(s) -> None:
+    "Every field of a `RankingSettings` inside its domain; errors name the field as the command line spells it."
+    check_text(s.model, "--model")
+    check_choice(s.mode, "--mode", MODES)
+    check_choice(s.prompt, "--prompt", INSTRUCTIONS)
+    for k in ("rounds", "max_new_tokens", "batch_size"):
+        v = getattr(s, k)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"--{k.replace('_', '-')} must be >= 1, got {v!r}")
+    check_number(s.lam, "--lam", ge=0)
+    check_number(s.first_lam, "--first-lam", ge=0)
+    for k in ("stop_at_newline", "indent", "few_shot"): check_flag(getattr(s, k), k)
+
+# %% ../nbs/22_chains.ipynb #h2c03
+@dataclasses.dataclass(frozen=True)
+class RankingSettings:
+    "The settings of a ranking-chain job, checked once: what every chain stores, plus the batch size."
+    model: str = "smollm2-135m-instruct"
+    mode: str = "controlled"
+    rounds: int = 32
+    lam: float = 0.5
+    first_lam: float = 0.0
+    max_new_tokens: int = 100
+    stop_at_newline: bool = True
+    prompt: str = "ours"
+    indent: bool = True
+    few_shot: bool = False
+    batch_size: int = 16
+
+    def __post_init__(self):
+        _check_job_settings(self)
+        object.__setattr__(self, "lam", 0.0 if self.mode == "step" else float(self.lam))
+        object.__setattr__(self, "first_lam", float(self.first_lam))
+
+    def stored(self) -> dict:
+        "The settings stored with every chain."
+        return {k: getattr(self, k) for k in JOB_SETTINGS}
+
+# %% ../nbs/22_chains.ipynb #h2c05
+def job_arg_parser() -> argparse.ArgumentParser:
+    "The arguments of `sentemb-lit generate-ranking`."
+    ap = argparse.ArgumentParser(prog="sentemb-lit generate-ranking", description="Generate ranking chains "
+                                 "(directionally controlled decoding), resumable, one JSON line per chain.")
+    arg = ap.add_argument
+    arg("--model", default="smollm2-135m-instruct", help="registry name, HF id or local path of a chat causal LM")
+    arg("--input", required=True, help="text file, one source sentence per line")
+    arg("--out", action="append", help="JSONL output (appended; finished sources are skipped on restart)")
+    arg("--mode", choices=MODES, default="controlled",
+        help="controlled: Eq. 4 with --lam; step: λ=0 every round (Eq. 2); list: single-step numbered list")
+    arg("--rounds", type=int, default=32, help="sentences generated per chain (paper: 32)")
+    arg("--lam", type=float, default=0.5, help="λ >= 0 (guidance scale γ = 1+λ; paper γ = 1.5)")
+    arg("--first-lam", type=float, default=0.0, help="λ of round 1 (paper: 0)")
+    arg("--max-new-tokens", type=int, default=100)
+    arg("--batch-size", type=int, default=16, help="chains decoded together (2× rows with the negative stream)")
+    arg("--limit", type=int, default=None, help="use only the first N >= 1 input sentences")
+    arg("--no-stop-at-newline", dest="stop_at_newline", action="store_false",
+        help="do not stop a rewrite at its first newline")
+    arg("--prompt", choices=tuple(INSTRUCTIONS), default="ours", help="ours: the paper's paraphrase instruction; "
+        "step: its step-by-step instruction (Appendix A)")
+    arg("--no-indent", dest="indent", action="store_false", help="drop the official 28-space indentation")
+    arg("--few-shot", action="store_true", help="prepend one worked rewrite as an earlier chat turn")
+    arg("--device", default=None)
+    arg("--quiet", action="store_true", help="no progress bar")
+    return ap
+
+# %% ../nbs/22_chains.ipynb #h2c06
+def parse_job_args(argv: Sequence[str], out: bool = True) -> tuple:
+    "(RankingSettings, parsed arguments) of generate-ranking's `argv`; `out=False`: an argv without --out."
+    check_type(argv, "argv", (list, tuple), "a list of command-line arguments")
+    a = job_arg_parser().parse_args([str(x) for x in argv])
+    outs = a.out or []
+    if not out and outs: raise ValueError(f"--out {outs[0]!r}: cached_chains chooses the file; leave --out out of argv")
+    if out and len(outs) != 1:
+        raise ValueError("--out is required" if not outs else f"--out is given {len(outs)} times {outs}; give it once")
+    a.out = outs[0] if outs else None
+    if a.limit is not None and a.limit < 1: raise ValueError(f"--limit must be >= 1, got {a.limit}")
+    if a.out is not None and Path(a.out).resolve() == Path(a.input).resolve():
+        raise ValueError(f"--out {a.out!r} is the --input file: the chains would overwrite their sources")
+    s = RankingSettings(**{f.name: getattr(a, f.name) for f in dataclasses.fields(RankingSettings)})
+    return s, a
+
+# %% ../nbs/22_chains.ipynb #h2c08
+def _decode_group(model, tokenizer, group: list[str], s: RankingSettings) -> list[dict]:
+    "The chain records of one group of sources."
+    if s.mode == "list":
+        return generate_list_chains(model, tokenizer, group, n=s.rounds, max_new_tokens=s.max_new_tokens,
+                                    batch_size=s.batch_size)
+    return generate_chains(model, tokenizer, group, rounds=s.rounds, lam=s.lam, first_lam=s.first_lam,
+                           max_new_tokens=s.max_new_tokens, batch_size=s.batch_size, stop_at_newline=s.stop_at_newline,
+                           prompt=s.prompt, indent=s.indent, few_shot=s.few_shot)
+
+# %% ../nbs/22_chains.ipynb #h2c09
+def _top_level(module: str) -> dict:
+    "name -> syntax node of each top-level function, class and assignment of `sentemb_lit.<module>`."
+    tree = ast.parse(Path(importlib.util.find_spec(f"sentemb_lit.{module}").origin).read_text(encoding="utf-8"))
+    out = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): out[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                out.update({n.id: node for n in ast.walk(t) if isinstance(n, ast.Name)})
+    return out
+
+def _node_code(node) -> str:
+    "The syntax tree of one definition without its docstrings."
+    node = copy.deepcopy(node)
+    for n in ast.walk(node):
+        body = getattr(n, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            n.body = body[1:] or [ast.Pass()]
+    return ast.dump(node, include_attributes=False)
+
+# %% ../nbs/22_chains.ipynb #h2c10
+_CHAIN_ROOTS = ("_decode_group",)
+
+def chain_code(roots: Sequence[str] = _CHAIN_ROOTS) -> dict:
+    "'module.name' -> code of every definition of `chains` and `decoding` that `roots` (in chains) reach."
+    defs = {m: _top_level(m) for m in ("chains", "decoding")}
+    lookup = {"chains": ("chains", "decoding"), "decoding": ("decoding",)}      # decoding does not import chains
+    todo, seen = [("chains", r) for r in roots], {}
+    while todo:
+        mod, name = todo.pop()
+        if f"{mod}.{name}" in seen: continue
+        node = defs[mod][name]
+        seen[f"{mod}.{name}"] = _node_code(node)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                m = next((m for m in lookup[mod] if n.id in defs[m]), None)
+                if m is not None: todo.append((m, n.id))
+    return dict(sorted(seen.items()))
+
+# %% ../nbs/22_chains.ipynb #h2c12
+def chain_key(settings: RankingSettings, sources: Sequence[str]) -> dict:
+    "The cache key of a chain set: settings and batch size, sources, and the code a chain run reaches."
+    check_type(settings, "settings", RankingSettings)
+    config = settings.stored() | {"batch_size": settings.batch_size}
+    parts = {"config": fingerprint(config), "seed": None, "data": fingerprint(list(sources)),
+             "code": fingerprint(chain_code())}
+    return {"key": fingerprint(parts), "parts": parts, "config": config}
+
+# %% ../nbs/22_chains.ipynb #h2c14
+class ChainIntegrityError(CorruptFileError):
+    "A chains file that differs from the manifest written with it (edited, cut, replaced) or has none."
+
+# %% ../nbs/22_chains.ipynb #h2c15
+def manifest_path(path) -> Path:
+    "The sidecar `<file>.manifest.json` of a chains file."
+    return Path(str(path) + ".manifest.json")
+
+def _file_state(path: Path, size: int | None = None) -> dict:
+    "sha256, bytes and records (complete lines) of the first `size` bytes of `path` (all of them when None)."
+    data = Path(path).read_bytes() if Path(path).exists() else b""
+    data = data if size is None else data[:size]
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "records": data.count(b"\n")}
+
+def _write_manifest(path: Path, **info) -> dict:
+    "Record the state of `path` that its writer (holding the lock) has just written."
+    m = {"file": Path(path).name} | _file_state(path) | info
+    atomic_write_json(manifest_path(path), m)
+    return m
+
+# %% ../nbs/22_chains.ipynb #h2c16
+def _read_manifest(path: Path) -> dict:
+    "The manifest of `path`; `ChainIntegrityError` if it is missing or malformed."
+    mp = manifest_path(path)
+    if not mp.exists():
+        raise ChainIntegrityError(f"{path} has no manifest {mp.name}: written by hand or by an older version, its "
+                                  "chains cannot be trusted; move it away (or delete it) and decode again")
+    try:
+        m = json.loads(mp.read_text(encoding="utf-8"))
+        m["sha256"], m["bytes"], m["records"] = str(m["sha256"]), int(m["bytes"]), int(m["records"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise ChainIntegrityError(f"{mp}: not a chains manifest ({type(e).__name__}: {e})") from None
+    return m
+
+def _mismatch(path: Path, m: dict, found: dict) -> ChainIntegrityError:
+    show = lambda d: f"{d['records']} records, {d['bytes']} bytes, sha256 {d['sha256'][:16]}"
+    return ChainIntegrityError(f"{path} does not match its manifest {manifest_path(path).name}: expected "
+                               f"{show(m)}, found {show(found)}; the file was changed after it was written")
+
+# %% ../nbs/22_chains.ipynb #h2c17
+def verify_chain_file(path) -> dict:
+    "The manifest of the chains file `path` after checking the whole file against it."
+    path = Path(path)
+    if not path.is_file(): raise FileNotFoundError(f"chains file {path} does not exist")
+    m = _read_manifest(path)
+    found = _file_state(path)
+    if any(found[k] != m[k] for k in ("sha256", "bytes", "records")): raise _mismatch(path, m, found)
+    return m
+
+# %% ../nbs/22_chains.ipynb #h2c18
+def _check_record(rec: dict, where: str) -> dict:
+    "A chain record read from `where` (file:line): every field present and of its kind."
+    def bad(field, expected):
+        got = "is missing" if field not in rec else f"is {type(rec[field]).__name__} {str(rec[field])[:60]!r}"
+        raise CorruptFileError(f"{where}: field {field!r} {got}; expected {expected}")
+    strs = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)
+    if not isinstance(rec.get("source"), str) or not rec["source"].strip(): bad("source", "a non-empty sentence")
+    ch = rec.get("chain")
+    if not strs(ch) or len(ch) < 2: bad("chain", "a list of >= 2 sentences")
+    if ch[0] != rec["source"]: bad("chain", "the source as its first sentence")
+    if not strs(rec.get("stops")) or len(rec["stops"]) != len(ch) - 1: bad("stops", f"{len(ch) - 1} stop reasons")
+    if not strs(rec.get("raw")): bad("raw", "a list of generated texts")
+    if not isinstance(rec.get("settings"), dict): bad("settings", "the job settings (an object)")
+    if "seconds" in rec and (isinstance(rec["seconds"], bool) or not isinstance(rec["seconds"], (int, float))):
+        bad("seconds", "a number")
+    return rec
+
+# %% ../nbs/22_chains.ipynb #h2c19
+def read_chains(path) -> list[dict]:
+    "The chain records of `path`, verified against its manifest and checked field by field."
+    verify_chain_file(path)
+    return [_check_record(r, f"{path}:{i}") for i, r in enumerate(read_jsonl(path), start=1)]
+
+# %% ../nbs/22_chains.ipynb #h2c21
+def _processes() -> tuple:
+    "(rank, number of processes, accelerate state or None): several only under torchrun / accelerate launch."
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1: return 0, 1, None
+    import torch
+    from accelerate import PartialState
+    st = PartialState(cpu=not torch.cuda.is_available())               # gloo on CPU-only machines
+    return st.process_index, st.num_processes, st
+
+def _locked_run(out: Path, rank: int, state, body):
+    "`body()` with the main process holding the exclusive lock on `out`; every process fails if it cannot."
+    import contextlib
+    with contextlib.ExitStack() as stack:
+        err = None
+        if rank == 0:
+            try: stack.enter_context(exclusive(out))
+            except LockedError as e: err = str(e)
+        if state is not None:
+            from accelerate.utils import broadcast_object_list
+            err = broadcast_object_list([err], from_process=0)[0]
+        if err: raise LockedError(err)
+        return body()
+
+# %% ../nbs/22_chains.ipynb #h2c22
+def _resume_point(out: Path) -> None:
+    "Cut `out` back to what its manifest vouches for (later bytes: an interrupted run); refuse anything else."
+    if not out.exists(): return
+    if not manifest_path(out).exists() and _file_state(out)["records"] == 0:
+        out.write_bytes(b"")                                  # a torn first line, written before any manifest
+        return
+    m = _read_manifest(out)
+    head = _file_state(out, m["bytes"])
+    if any(head[k] != m[k] for k in ("sha256", "bytes", "records")): raise _mismatch(out, m, _file_state(out))
+    extra = out.stat().st_size - m["bytes"]
+    if extra > 0:
+        warnings.warn(f"{out}: dropping {extra} bytes written after its manifest (an interrupted run); "
+                      "their chains are decoded again")
+        os.truncate(out, m["bytes"])
+
+# %% ../nbs/22_chains.ipynb #h2c23
+def _finished(out: Path, settings: dict, sources: Sequence[str]) -> dict:
+    "source -> record of the verified chains already in `out` (other settings or sources are refused)."
+    read_jsonl(out)                                     # a line that is not JSON is named file:line first
+    _resume_point(out)
+    if not manifest_path(out).exists(): _write_manifest(out, written_by="run_ranking_job")   # before the 1st append
+    known, done = set(sources), {}
+    for i, rec in enumerate(read_jsonl(out), start=1):
+        _check_record(rec, f"{out}:{i}")
+        had = rec["settings"]
+        mism = {k: (had.get(k), v) for k, v in settings.items() if had.get(k) != v}
+        if mism:
+            raise ValueError(f"{out}:{i} was written with other settings {mism} (file vs now); use another --out")
+        if rec["source"] not in known:
+            raise ValueError(f"{out}:{i} holds a chain of {rec['source'][:60]!r}, which is not among the {len(known)} "
+                             "sources of this job (another --input?): the file would mix two source lists; "
+                             "use another --out")
+        if rec["source"] in done: raise CorruptFileError(f"{out}:{i}: a second chain of {rec['source'][:60]!r}")
+        done[rec["source"]] = rec
+    return done
+
+# %% ../nbs/22_chains.ipynb #h2c24
+def _shared_finished(out: Path, s: RankingSettings, known, rank: int, state) -> dict:
+    "`_finished` on the main process (it alone may cut the file); the other processes learn the finished sources."
+    if state is None: return _finished(out, s.stored(), known)
+    from accelerate.utils import broadcast_object_list
+    done, err = {}, None
+    if rank == 0:
+        try: done = _finished(out, s.stored(), known)
+        except (ValueError, OSError) as e: err = e
+    msg, names = broadcast_object_list([err and f"{type(err).__name__}: {err}", sorted(done)], from_process=0)
+    if err is not None: raise err
+    if msg: raise ValueError(msg)
+    return done if rank == 0 else dict.fromkeys(names)
+
+# %% ../nbs/22_chains.ipynb #h2c25
+def _run_job(s: RankingSettings, sources, out, rank, world, state, model, tokenizer, device, quiet, known) -> dict:
+    "Decode the groups with missing chains (process `rank` of `world` takes every world-th), main writes in order."
+    done = _shared_finished(out, s, known, rank, state)
+    groups = [sources[g:g + s.batch_size] for g in range(0, len(sources), s.batch_size)]
+    groups = [g for g in groups if any(x not in done for x in g)]     # fixed groups: a cut one is decoded again whole
+    if groups and model is None:
+        from sentemb_lit.models import load_causal_lm
+        gpu = str(state.device) if state is not None and state.device.type != "cpu" else None
+        model, tokenizer = load_causal_lm(s.model, device=device or gpu)
+    bar = tqdm(total=len(sources), initial=sum(x in done for x in sources), desc=f"chains ({s.mode})",
+               disable=quiet or rank != 0)
+    new = 0
+    for w in range(0, len(groups), world):
+        t0, mine = time.time(), groups[w + rank] if w + rank < len(groups) else []
+        recs = _decode_group(model, tokenizer, mine, s) if mine else []
+        per_chain = round((time.time() - t0) / max(1, len(mine)), 3)
+        recs = [r | {"settings": s.stored(), "seconds": per_chain} for r in recs]
+        if state is not None:
+            from accelerate.utils import gather_object
+            recs = [r for part in gather_object([recs]) for r in part]          # groups w, w+1, … in order
+        for r in recs:
+            if r["source"] in done: continue
+            if rank == 0:
+                append_jsonl(out, r)
+                _write_manifest(out, written_by="run_ranking_job")
+            done[r["source"]] = r
+            new += 1
+            bar.update(1)
+    bar.close()
+    return {"done": sum(x in done for x in sources), "new": new}
+
+# %% ../nbs/22_chains.ipynb #h2c26
+def run_ranking_job(settings: RankingSettings, sources: Sequence[str], out, model=None, tokenizer=None,
+                    device: str | None = None, quiet: bool = True, input_sources: Sequence[str] | None = None) -> dict:
+    """Decode the ranking chains of `sources` into the JSON Lines file `out`: resumable, one writer, several processes
+    under torchrun / accelerate launch. {'done': chains of `sources` in `out`, 'new': chains written now}.
+    `model`/`tokenizer` override `settings.model`; `input_sources`: the whole input when `sources` is a prefix."""
+    check_type(settings, "settings", RankingSettings)
+    sources = [x.strip() for x in check_sentences(sources, "sources")]
+    twice = next((x for i, x in enumerate(sources) if x in sources[:i]), None)
+    if twice is not None: raise ValueError(f"sources: {twice[:60]!r} appears twice; each source gets one chain")
+    known = sources if input_sources is None else sources + [x.strip() for x in input_sources]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rank, world, state = _processes()
+    job = lambda: _run_job(settings, sources, out, rank, world, state, model, tokenizer, device, quiet, known)
+    return _locked_run(out, rank, state, job)
+
+# %% ../nbs/22_chains.ipynb #r20cc1
+def _check_store_name(name) -> str:
+    "`name` if it is one folder name: not empty, not `.`/`..`, no path separator, not absolute."
+    check_type(name, "name", str)
+    if name in ("", ".", "..") or any(c in name for c in ("/", "\\", "\0", os.sep)) or Path(name).is_absolute():
+        raise ValueError(f"name {name!r} must be one folder name inside root (no '..', no separator, not absolute)")
+    return name
+
+def _job_of(job, sources) -> tuple:
+    "(settings, sources) of `cached_chains`: RankingSettings with `sources`, or generate-ranking's argv but --out."
+    if isinstance(job, RankingSettings):
+        if sources is None: raise ValueError("sources: required when the job is given as RankingSettings")
+        return job, [x.strip() for x in check_sentences(sources, "sources")]
+    if sources is not None: raise ValueError("sources: leave it out when the job is an argv (it names --input)")
+    s, a = parse_job_args(job, out=False)
+    return s, read_sentences(a.input)[:a.limit]
+
+# %% ../nbs/22_chains.ipynb #h2c30
+def _candidates(root: Path, name: str, key: dict, adopt: Sequence) -> list[Path]:
+    "Folders of `name` with the same settings and sources under other code, then the `adopt` files (which must exist)."
+    check_type(adopt, "adopt", (list, tuple), "a list of chains files")
+    missing = [str(f) for f in adopt if not Path(f).is_file()]
+    if missing: raise FileNotFoundError(f"adopt: chains file(s) {missing} do not exist")
+    same = lambda parts: {k: v for k, v in parts.items() if k != "code"}
+    older = []
+    for f in sorted(Path(root, name).glob("*/chains.jsonl")):
+        try: parts = json.loads((f.parent / "key.json").read_text(encoding="utf-8"))["parts"]
+        except (OSError, ValueError, KeyError, TypeError): continue
+        if f.parent.name != key["key"][:16] and isinstance(parts, dict) and same(parts) == same(key["parts"]):
+            older.append(f)
+    return [*older, *map(Path, adopt)]
+
+# %% ../nbs/22_chains.ipynb #h2c31
+def _matching(cand: Path, fresh: list[dict], settings: dict) -> list[dict] | None:
+    "The records of `cand` for the sources of `fresh` when each equals its fresh decode but for `seconds`; else None."
+    try: recs = [_check_record(r, f"{cand}:{i}") for i, r in enumerate(read_jsonl(cand), start=1)]
+    except CorruptFileError as e:
+        print(f"not adopted: {e}")
+        return None
+    old = {}
+    for r in recs:
+        if r["settings"] == settings: old.setdefault(r["source"], r)
+    strip = lambda r: {k: v for k, v in r.items() if k != "seconds"}
+    for r in fresh:
+        o = old.get(r["source"])
+        if o is None or strip(o) != strip(r):
+            why = "holds no chain of" if o is None else "decodes differently now for"
+            print(f"not adopted: {cand} {why} {r['source'][:60]!r}")
+            return None
+    return [old[r["source"]] for r in fresh]
+
+# %% ../nbs/22_chains.ipynb #h2c32
+def _adopt(out: Path, candidates: list[Path], settings: RankingSettings, root: Path) -> dict | None:
+    "Replace the fresh records of `out` by those of the first candidate that equals them all; where it came from."
+    fresh = read_chains(out)
     for cand in candidates:
-        old = {r["source"]: r for r in read_jsonl(cand) if r.get("settings") == settings}
-        if not all(s in old for s in sources): continue
-        with tempfile.TemporaryDirectory() as d:
-            check = Path(d) / "check.jsonl"
-            generate_ranking_main(argv + ["--out", str(check), "--limit", str(min(batch_size, len(sources)))],
-                                  model=model, tokenizer=tokenizer)
-            fresh = read_jsonl(check)
-        if not _same_chains(old, fresh):
-            print(f"not reused: {cand} (its first group decodes differently with the current code)")
-            continue
-        for s in sources: append_jsonl(out, old[s])
-        return Path(cand)
+        recs = _matching(cand, fresh, settings.stored())
+        if recs is None: continue
+        sha = hashlib.sha256(cand.read_bytes()).hexdigest()
+        rel = Path(os.path.relpath(cand, root)).as_posix()
+        with exclusive(out):
+            atomic_write_text(out, "".join(json.dumps(r, allow_nan=False) + "\n" for r in recs))
+            _write_manifest(out, written_by="run_ranking_job", adopted_from=rel,
+                            verified="every record decoded again and equal (chain, stops, raw, fixed_from)")
+        return {"adopted_from": rel, "adopted_sha256": sha}
     return None
 
+# %% ../nbs/22_chains.ipynb #h2c33
+def _served_problem(out: Path, sources: list[str]) -> str | None:
+    "Why a finished folder's chains file may not be served (None: it may)."
+    try: recs = read_chains(out)
+    except (OSError, CorruptFileError) as e: return str(e)
+    got = [r["source"] for r in recs]
+    if got != sources: return f"{out} holds {len(got)} chains, not one per source in order ({len(sources)} sources)"
+    return None
+
+def _discard(folder: Path) -> None:
+    "Remove a folder's marker first, then its chains file and manifest."
+    for f in ("key.json", "chains.jsonl", "chains.jsonl.manifest.json"): (folder / f).unlink(missing_ok=True)
 
 # %% ../nbs/22_chains.ipynb #r20cc2
-def cached_chains(root, name: str, argv: Sequence[str], model=None, tokenizer=None, adopt: Sequence = ()) -> tuple:
-    """(chains file, key) of `sentemb-lit generate-ranking argv` (all arguments but --out) cached in
-    `KeyedStore(root)` under `name`, keyed by settings, batch size, sources and the code of `decoding` and `chains`;
-    earlier files adopted after a check."""
-    from sentemb_lit.cli import _job_args, _job_settings, generate_ranking_main
-    from sentemb_lit.io import KeyedStore, cache_key
-    argv = list(argv)
-    a = _job_args(argv + ["--out", "-"])
-    sources = read_sentences(a.input)[:a.limit]
-    settings = _job_settings(a)
-    key = cache_key(settings | {"batch_size": a.batch_size}, data=(sources,), code=("decoding", "chains"))
+def cached_chains(root, name: str, job, model=None, tokenizer=None, adopt: Sequence = (), sources=None) -> tuple:
+    """(chains file, key) of a chain job cached in `KeyedStore(root)` under `name`: `job` is a RankingSettings (with
+    `sources`) or generate-ranking's argv without --out. Served only after its check; earlier files adopted only
+    after a full check."""
+    settings, sources = _job_of(job, sources)
+    name = _check_store_name(name)
+    key = chain_key(settings, sources)
     store = KeyedStore(root)
     out = store.path(name, key) / "chains.jsonl"
-    if store.is_done(name, key): return out, key
-    adopted = None
-    if not out.exists():
-        parts = lambda f: json.loads((f.parent / "key.json").read_text())["parts"] | {"code": key["parts"]["code"]}
-        older = [f for f in sorted(Path(root, name).glob("*/chains.jsonl"))
-                 if f != out and (f.parent / "key.json").exists() and parts(f) == key["parts"]]
-        adopted = _adopt([*older, *adopt], out, argv, sources, settings, a.batch_size, model, tokenizer)
-    generate_ranking_main(argv + ["--out", str(out)], model=model, tokenizer=tokenizer)
-    store.mark_done(name, key, n_chains=len(sources), adopted_from=adopted and adopted.as_posix())
+    candidates = _candidates(Path(root), name, key, adopt)
+    if store.is_done(name, key):
+        problem = _served_problem(out, sources)
+        if problem is None: return out, key
+        warnings.warn(f"not served: {problem}; decoding the chains again")
+        _discard(out.parent)
+    run_ranking_job(settings, sources, out, model=model, tokenizer=tokenizer)
+    adopted = _adopt(out, candidates, settings, Path(root)) or {"adopted_from": None}
+    store.mark_done(name, key, n_chains=len(sources), **adopted, code_reached=sorted(chain_code()))
     return out, key
-
 
 # %% ../nbs/22_chains.ipynb #c037
 def chain_similarity(encode: Callable, recs: Sequence[dict]) -> np.ndarray:

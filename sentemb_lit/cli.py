@@ -4,41 +4,49 @@
 
 # %% ../nbs/90_cli.ipynb #c002
 from __future__ import annotations
-import argparse, datetime, json, os, shutil, sys, time
+import argparse, configparser, datetime, json, os, shutil, sys, time, warnings
 from pathlib import Path
 from typing import Sequence
 import numpy as np
 import torch
-from tqdm.auto import tqdm
-from .chains import INSTRUCTIONS, generate_chains, generate_list_chains, read_sentences
-from .checks import check_number, check_positive_int
+from .chains import JOB_SETTINGS as _JOB_SETTINGS, parse_job_args, read_sentences, run_ranking_job
+from .checks import check_positive_int
 from .data import DATA_ENV, STS_TASKS, _decode_lines, fetch_data
-from .io import LockedError, atomic_write_json, atomic_write_text, exclusive
+from .io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusive, LockedError
 from .prompting import PromptEncoder, _process_state, encode_distributed, resolve_template, TEMPLATES
 from .report import build_report
 from .training import PROFILES, markdown_table
 
 # %% auto #0
-__all__ = ['PAPERS', 'JOB_SETTINGS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks',
-           'scrub_paths', 'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main',
-           'reproduce_main', 'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
+__all__ = ['PAPERS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks', 'scrub_paths',
+           'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main', 'reproduce_main',
+           'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c005
-PAPERS = {"baselines": ("04",), "jtcse": ("1",), "ranking_sentences": ("2",), "pretcot_ke": ("3",)}
+PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb",),
+          "ranking_sentences": ("23_ranking_reproduction.ipynb",),
+          "pretcot_ke": ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb")}
 
-def _is_project(d: Path) -> bool: return (d / "settings.ini").exists() and (d / "nbs").is_dir()
+def _is_project(d: Path) -> bool:
+    "Whether `d` has nbs/ and a settings.ini declaring lib_name = sentemb_lit."
+    if not (Path(d) / "nbs").is_dir() or not (Path(d) / "settings.ini").is_file(): return False
+    cp = configparser.ConfigParser(interpolation=None)
+    try: cp.read(Path(d) / "settings.ini", encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError): return False
+    return cp.defaults().get("lib_name", "").strip() == "sentemb_lit"
 
 def project_root(project=None) -> Path:
-    "The project folder: `project`, else $SENTEMB_ROOT, else the working directory or a parent with settings.ini, nbs/."
+    "The project folder: `project`, else $SENTEMB_ROOT, else the working directory or a parent that is one."
     given = project or os.environ.get("SENTEMB_ROOT")
     if given:
-        if not _is_project(Path(given)): raise FileNotFoundError(f"{given} is not a sentemb_lit project folder "
-                                                                 "(settings.ini and nbs/ expected)")
+        if not _is_project(Path(given)):
+            raise FileNotFoundError(f"{given} is not a sentemb_lit project folder "
+                                    "(nbs/ and a settings.ini with lib_name = sentemb_lit)")
         return Path(given).resolve()
     for d in [Path.cwd(), *Path.cwd().parents]:
         if _is_project(d): return d
-    raise FileNotFoundError("no sentemb_lit project folder (settings.ini + nbs/) here or above; run inside a clone "
-                            "of the repository or pass --root / set SENTEMB_ROOT")
+    raise FileNotFoundError("no sentemb_lit project folder (settings.ini with lib_name = sentemb_lit, nbs/) here or "
+                            "above; run inside a clone of the repository or pass --project / set SENTEMB_ROOT")
 
 # %% ../nbs/90_cli.ipynb #c006
 def has_parameters_cell(nb_path: Path) -> bool:
@@ -47,10 +55,14 @@ def has_parameters_cell(nb_path: Path) -> bool:
 
 # %% ../nbs/90_cli.ipynb #16bd8a53
 def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
-    "The experiment notebooks of `paper`, in order."
+    "The experiment notebooks of `paper`, in order: the names `PAPERS` lists, each present with a parameters cell."
     if paper not in PAPERS: raise ValueError(f"Unknown paper {paper!r}; choose from {tuple(PAPERS)}")
-    return [p for p in sorted(Path(nbs_dir).glob("*.ipynb"))
-            if p.name.startswith(PAPERS[paper]) and has_parameters_cell(p)]
+    paths = [Path(nbs_dir) / name for name in PAPERS[paper]]
+    missing = [p.name for p in paths if not p.is_file()]
+    if missing: raise FileNotFoundError(f"{nbs_dir}: notebook(s) {missing} of paper {paper!r} do not exist")
+    plain = [p.name for p in paths if not has_parameters_cell(p)]
+    if plain: raise ValueError(f"{nbs_dir}: {plain} of paper {paper!r} have no cell tagged 'parameters'")
+    return paths
 
 # %% ../nbs/90_cli.ipynb #scrub01
 def scrub_paths(nb_path: Path, project: Path) -> Path:
@@ -78,13 +90,29 @@ def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int 
     return status
 
 # %% ../nbs/90_cli.ipynb #c010
+def _attempt_pid(folder: Path) -> int | None:
+    "The pid in an attempt folder's name `<profile>.attempt-<stamp>-<pid>` (None: an older name without one)."
+    tail = folder.name.rsplit(".attempt-", 1)[-1].split("-")
+    return int(tail[-1]) if len(tail) > 1 and tail[-1].isdigit() else None
+
+def _sweep_attempts(runs: Path, profile: str) -> list[Path]:
+    "Remove the attempt folders of `profile` left by dead processes (the caller holds the record's lock)."
+    def alive(pid):
+        try: os.kill(pid, 0)
+        except ProcessLookupError: return False
+        except PermissionError: return True
+        return True
+    stale = [d for d in sorted(runs.glob(f"{profile}.attempt-*")) if d.is_dir()
+             and (_attempt_pid(d) is None or not alive(_attempt_pid(d)))]
+    for d in stale: shutil.rmtree(d)
+    return stale
+
 def _promote(attempt: Path, record: Path) -> Path:
-    "Swap a successful attempt folder into the record's place."
-    old = record.with_name(record.name + ".old")
-    if old.exists(): shutil.rmtree(old)
-    if record.exists(): os.replace(record, old)
-    os.replace(attempt, record)
-    if old.exists(): shutil.rmtree(old)
+    "Swap a successful attempt folder into the record's place with `io.atomic_write_dir` (and its crash recovery)."
+    def fill(tmp: Path):
+        for p in sorted(attempt.iterdir()): os.replace(p, tmp / p.name)
+    atomic_write_dir(record, fill)
+    attempt.rmdir()
     return record
 
 # %% ../nbs/90_cli.ipynb #c011
@@ -92,12 +120,14 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
     "Run one paper's notebooks into a fresh attempt folder; promote it only if all succeeded. (statuses, folder)."
     paper_dir = project / "papers" / paper
     record = paper_dir / "runs" / profile
+    notebooks = experiment_notebooks(paper, project / "nbs")
     with exclusive(record):
+        for d in _sweep_attempts(record.parent, profile): print(f"[{paper}] removed the stale attempt {d.name}")
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
-        run_dir = paper_dir / "runs" / f"{profile}.attempt-{stamp}"
+        run_dir = paper_dir / "runs" / f"{profile}.attempt-{stamp}-{os.getpid()}"
         run_dir.mkdir(parents=True)
         statuses = []
-        for nb in experiment_notebooks(paper, project / "nbs"):
+        for nb in notebooks:
             print(f"[{paper}] {nb.name} (profile {profile}) …", flush=True)
             statuses.append(run_notebook(nb, run_dir, profile, project / "nbs", timeout))
             s = statuses[-1]
@@ -115,9 +145,11 @@ def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | 
     "Run the experiment notebooks of `papers` at `profile`. Returns paper -> {'statuses', 'run_dir'}."
     if profile not in PROFILES: raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}")
     project = project_root(project)
+    print(f"project folder: {project}", flush=True)
     papers = list(PAPERS) if not papers else ([papers] if isinstance(papers, str) else list(papers))
     for p in papers:
         if p not in PAPERS: raise ValueError(f"Unknown paper {p!r}; choose from {tuple(PAPERS)}")
+        experiment_notebooks(p, project / "nbs")                # every listed notebook checked before any runs
     summary = {}
     for paper in papers:
         statuses, run_dir = reproduce_paper(paper, profile, project, timeout)
@@ -207,139 +239,25 @@ def report_main(argv=None) -> int:
     return 0
 
 # %% ../nbs/90_cli.ipynb #c034
-JOB_SETTINGS = ("model", "mode", "rounds", "lam", "first_lam", "max_new_tokens", "stop_at_newline", "prompt", "indent",
-                "few_shot")
-
-def _job_settings(a: argparse.Namespace) -> dict:
-    "The settings stored with every chain (the step mode is λ = 0 whatever --lam says)."
-    return {k: getattr(a, k) for k in JOB_SETTINGS} | ({"lam": 0.0} if a.mode == "step" else {})
-
-# %% ../nbs/90_cli.ipynb #r20job1
-def _job_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="sentemb-lit generate-ranking", description="Generate ranking chains "
-                                 "(directionally controlled decoding), resumable, one JSON line per chain.")
-    arg = ap.add_argument
-    arg("--model", default="smollm2-135m-instruct", help="registry name, HF id or local path of a chat causal LM")
-    arg("--input", required=True, help="text file, one source sentence per line")
-    arg("--out", required=True, help="JSONL output (appended; finished sources are skipped on restart)")
-    arg("--mode", choices=("controlled", "step", "list"), default="controlled",
-        help="controlled: Eq. 4 with --lam; step: λ=0 every round (Eq. 2); list: single-step numbered list")
-    arg("--rounds", type=int, default=32, help="sentences generated per chain (paper: 32)")
-    arg("--lam", type=float, default=0.5, help="λ >= 0 (guidance scale γ = 1+λ; paper γ = 1.5)")
-    arg("--first-lam", type=float, default=0.0, help="λ of round 1 (paper: 0)")
-    arg("--max-new-tokens", type=int, default=100)
-    arg("--batch-size", type=int, default=16, help="chains decoded together (2× rows with the negative stream)")
-    arg("--limit", type=int, default=None, help="use only the first N >= 1 input sentences")
-    arg("--no-stop-at-newline", dest="stop_at_newline", action="store_false",
-        help="do not stop a rewrite at its first newline")
-    arg("--prompt", choices=tuple(INSTRUCTIONS), default="ours", help="ours: the paper's paraphrase instruction; "
-        "step: its step-by-step instruction (Appendix A)")
-    arg("--no-indent", dest="indent", action="store_false", help="drop the official 28-space indentation")
-    arg("--few-shot", action="store_true", help="prepend one worked rewrite as an earlier chat turn")
-    arg("--device", default=None)
-    arg("--quiet", action="store_true", help="no progress bar")
-    return ap
-
-def _job_args(argv) -> argparse.Namespace:
-    "Parsed and checked arguments of the job."
-    a = _job_parser().parse_args(argv)
-    for k in ("rounds", "max_new_tokens", "batch_size", "limit"):
-        v = getattr(a, k)
-        if v is not None and v < 1: raise ValueError(f"--{k.replace('_', '-')} must be >= 1, got {v}")
-    check_number(a.lam, "--lam", ge=0)
-    check_number(a.first_lam, "--first-lam", ge=0)
-    return a
-
-
-# %% ../nbs/90_cli.ipynb #r20job2
-def _processes() -> tuple:
-    "(rank, number of processes, accelerate state or None): several only under torchrun / accelerate launch."
-    import os
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1: return 0, 1, None
-    from accelerate import PartialState
-    st = PartialState(cpu=not torch.cuda.is_available())               # gloo on CPU-only machines
-    return st.process_index, st.num_processes, st
-
-def _finished(out: Path, settings: dict) -> dict:
-    "source -> record of the chains already in `out` (refused when written with other settings)."
-    from sentemb_lit.io import read_jsonl
-    done = {}
-    for i, rec in enumerate(read_jsonl(out), start=1):
-        had = rec.get("settings", {})
-        mism = {k: (had.get(k), v) for k, v in settings.items() if had.get(k) != v}
-        if mism:
-            raise ValueError(f"{out}:{i} was written with other settings {mism} (file vs now); use another --out")
-        done[rec["source"]] = rec
-    return done
-
-def _decode_group(model, tokenizer, group: list[str], a, settings: dict) -> list[dict]:
-    "The chain records of one group of sources."
-    if a.mode == "list":
-        return generate_list_chains(model, tokenizer, group, n=a.rounds, max_new_tokens=a.max_new_tokens,
-                                    batch_size=a.batch_size)
-    return generate_chains(model, tokenizer, group, rounds=a.rounds, lam=settings["lam"], first_lam=a.first_lam,
-                           max_new_tokens=a.max_new_tokens, batch_size=a.batch_size, stop_at_newline=a.stop_at_newline,
-                           prompt=a.prompt, indent=a.indent, few_shot=a.few_shot)
-
-
-# %% ../nbs/90_cli.ipynb #r20job3
-def _locked_run(out: Path, rank: int, state, body):
-    "`body()` with the main process holding the exclusive lock on `out`; every process fails if it cannot."
-    import contextlib
-    with contextlib.ExitStack() as stack:
-        err = None
-        if rank == 0:
-            try: stack.enter_context(exclusive(out))
-            except LockedError as e: err = str(e)
-        if state is not None:
-            from accelerate.utils import broadcast_object_list
-            err = broadcast_object_list([err], from_process=0)[0]
-        if err: raise LockedError(err)
-        return body()
-
 def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokenizer=None) -> dict:
     """CLI `sentemb-lit generate-ranking`: returns {'done': finished chains in --out, 'new': chains written now}.
     `model`/`tokenizer` override --model (tests)."""
-    a = _job_args(argv)
-    sources = read_sentences(a.input)[:a.limit]
-    settings = _job_settings(a)
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rank, world, state = _processes()
-    job = lambda: _run_job(a, sources, settings, out, rank, world, state, model, tokenizer)
-    return _locked_run(out, rank, state, job)
+    settings, a = parse_job_args(sys.argv[1:] if argv is None else list(argv))
+    everything = read_sentences(a.input)
+    return run_ranking_job(settings, everything[:a.limit], a.out, model=model, tokenizer=tokenizer, device=a.device,
+                           quiet=a.quiet, input_sources=everything)
 
+# %% ../nbs/90_cli.ipynb #r20job1
+_MOVED = {"JOB_SETTINGS": ("sentemb_lit.chains", _JOB_SETTINGS)}
 
-# %% ../nbs/90_cli.ipynb #r20job4
-def _run_job(a, sources, settings, out, rank, world, state, model, tokenizer) -> dict:
-    "Decode the groups with missing chains (process `rank` of `world` takes every world-th), main writes in order."
-    from sentemb_lit.io import append_jsonl
-    done = _finished(out, settings)
-    groups = [sources[g:g + a.batch_size] for g in range(0, len(sources), a.batch_size)]
-    groups = [g for g in groups if any(s not in done for s in g)]     # fixed groups: a cut one is decoded again whole
-    if groups and model is None:
-        from sentemb_lit.models import load_causal_lm
-        gpu = str(state.device) if state is not None and state.device.type != "cpu" else None
-        model, tokenizer = load_causal_lm(a.model, device=a.device or gpu)
-    bar = tqdm(total=len(sources), initial=len(done), desc=f"chains ({a.mode})", disable=a.quiet or rank != 0)
-    new = 0
-    for w in range(0, len(groups), world):
-        t0, mine = time.time(), groups[w + rank] if w + rank < len(groups) else []
-        recs = _decode_group(model, tokenizer, mine, a, settings) if mine else []
-        per_chain = round((time.time() - t0) / max(1, len(mine)), 3)
-        recs = [r | {"settings": settings, "seconds": per_chain} for r in recs]
-        if state is not None:
-            from accelerate.utils import gather_object
-            recs = [r for part in gather_object([recs]) for r in part]          # groups w, w+1, … in order
-        for r in recs:
-            if r["source"] in done: continue
-            if rank == 0: append_jsonl(out, r)
-            done[r["source"]] = r
-            new += 1
-            bar.update(1)
-    bar.close()
-    return {"done": sum(s in done for s in sources), "new": new}
-
+def __getattr__(name: str):
+    "The deprecated old import path of names that moved to another module."
+    if name in _MOVED:
+        where, value = _MOVED[name]
+        warnings.warn(f"sentemb_lit.cli.{name} moved to {where}.{name}; the old path is removed in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return value
+    raise AttributeError(f"module 'sentemb_lit.cli' has no attribute {name!r}")
 
 # %% ../nbs/90_cli.ipynb #c030
 def _embed_args(argv):

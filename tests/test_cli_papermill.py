@@ -24,7 +24,8 @@ def test_eval_sts_command(data_root, tmp_path):
 
 
 def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
-    (tmp_path / "nbs").mkdir(); (tmp_path / "settings.ini").write_text("[DEFAULT]\n")
+    (tmp_path / "nbs").mkdir()
+    (tmp_path / "settings.ini").write_text("[DEFAULT]\nlib_name = sentemb_lit\n")
     cells = [
         {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "execution_count": None, "outputs": [], "id": "p",
          "source": ['profile = "smoke"\n', "out_dir = None"]},
@@ -36,7 +37,11 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
                     "save_results(out_dir, '30_probe', rows, [finding('profile injected', 0.4, 0.5, *ci)])"]}]
     nb = {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "python3", "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
-    (tmp_path / "nbs" / "30_probe.ipynb").write_text(json.dumps(nb))
+    for name in ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb"):        # the names PAPERS lists
+        (tmp_path / "nbs" / name).write_text(json.dumps(nb))
+    unlisted = json.loads(json.dumps(nb))
+    unlisted["cells"][1]["source"] = ["raise RuntimeError('an unlisted notebook ran')"]
+    (tmp_path / "nbs" / "3_unlisted.ipynb").write_text(json.dumps(unlisted))                # never run
     (tmp_path / "papers" / "pretcot_ke").mkdir(parents=True)
     (tmp_path / "papers" / "pretcot_ke" / "claims.csv").write_text("table,method,metric,value,source\nT,m,avg,2.0,Table 9\n")
     (tmp_path / "papers" / "pretcot_ke" / "NOTES.md").write_text("## Notes\nhand-written discussion\n")
@@ -47,7 +52,10 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
     assert "| profile injected | +0.40 | +0.50 | +0.20 … +0.90 | **holds** |" in report
     assert "[NOTES.md](NOTES.md)" in report and "*Setting:* cpu" in report and "| m | 1.50 (2.00) |" in report
     record = tmp_path / "papers" / "pretcot_ke" / "runs" / "cpu"
-    assert (record / "30_probe.ipynb").exists() and json.loads((record / "statuses.json").read_text())[0]["status"] == "ok"
+    statuses = json.loads((record / "statuses.json").read_text())
+    assert [x["notebook"] for x in statuses] == ["31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb"]
+    assert (record / "31_pretcot_ke_reproduction.ipynb").exists() and all(x["status"] == "ok" for x in statuses)
+    assert out.stdout.startswith(f"project folder: {tmp_path.resolve()}")
     assert not list(record.parent.glob("cpu.attempt-*"))               # the successful attempt became the record
 
 

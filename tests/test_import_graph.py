@@ -1,0 +1,120 @@
+"""The import graph of sentemb_lit (issue #23): every module imports alone in a fresh interpreter, no module imports
+`cli` but `cli` itself and `bench`, and the graph of imports between the package's modules has no cycle. Imports are
+found in every form: `import x`, `from . import x`, `from .cli import y`, `from sentemb_lit import cli`,
+`importlib.import_module("...")` / `__import__("...")` with a constant name, and inside functions."""
+import ast, os, subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+import pytest
+import sentemb_lit
+
+PKG = Path(sentemb_lit.__file__).parent
+MODULES = sorted(p.stem for p in PKG.glob("*.py") if p.stem != "__init__")
+MAY_IMPORT_CLI = {"cli", "bench"}
+
+
+def _target(name: str, level: int, package: str = "sentemb_lit") -> str | None:
+    "The absolute module name an import of `name` at relative `level` means inside `package`."
+    if level:
+        base = package.split(".")[: len(package.split(".")) - level + 1]
+        name = ".".join(base + ([name] if name else []))
+    return name
+
+
+def _module_of(full: str) -> str | None:
+    "`sentemb_lit.cli.x` -> 'cli' (a module of the package), else None."
+    parts = full.split(".")
+    if parts[0] != "sentemb_lit" or len(parts) < 2: return None
+    return parts[1] if parts[1] in MODULES else None
+
+
+def imports_of(source: str) -> set[str]:
+    "The package modules `source` imports, in any form and anywhere in the file."
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {_module_of(a.name) for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = _target(node.module or "", node.level)
+            found.add(_module_of(base))
+            found |= {_module_of(f"{base}.{a.name}") for a in node.names}         # from . import cli
+        elif isinstance(node, ast.Call):
+            f = node.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            args = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if fname in ("import_module", "__import__") and args:
+                pkg = next((k.value.value for k in node.keywords if k.arg == "package"
+                            and isinstance(k.value, ast.Constant)), "sentemb_lit")
+                name = args[0]
+                level = len(name) - len(name.lstrip("."))
+                found.add(_module_of(_target(name.lstrip("."), level, pkg) if level else name))
+    return found - {None}
+
+
+def graph() -> dict:
+    return {m: imports_of((PKG / f"{m}.py").read_text(encoding="utf-8")) - {m} for m in MODULES}
+
+
+def test_the_walker_sees_every_form(monkeypatch):
+    src = '''
+import sentemb_lit.a1
+from . import a2
+from .a3 import thing
+from sentemb_lit import a4
+from sentemb_lit.a5 import y
+import importlib
+def f():
+    from .a6 import z
+    importlib.import_module("sentemb_lit.a7")
+    importlib.import_module(".a8", package="sentemb_lit")
+    __import__("sentemb_lit.a9")
+import numpy, os.path
+'''
+    monkeypatch.setattr(sys.modules[__name__], "MODULES", [f"a{i}" for i in range(1, 10)])
+    assert imports_of(src) == {f"a{i}" for i in range(1, 10)}
+
+
+def test_no_library_module_imports_cli():
+    bad = {m: sorted(deps) for m, deps in graph().items() if "cli" in deps and m not in MAY_IMPORT_CLI}
+    assert not bad, f"library modules that import sentemb_lit.cli: {bad}"
+
+
+def _cycle(g: dict) -> list | None:
+    "One cycle of the directed graph `g`, or None."
+    state, stack = {}, []
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(g.get(n, ())):
+            if state.get(m) == 1: return stack[stack.index(m):] + [m]
+            if m not in state and (c := visit(m)): return c
+        state[n] = 2
+        stack.pop()
+        return None
+    for n in sorted(g):
+        if n not in state and (c := visit(n)): return c
+    return None
+
+
+def test_cycle_finder():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_import_graph_has_no_cycle():
+    g = graph()
+    c = _cycle(g)
+    assert c is None, f"import cycle: {' -> '.join(c)}"
+    assert "chains" in g["cli"] and "cli" not in g["chains"]          # cli calls the job of chains, not the reverse
+
+
+@pytest.mark.parametrize("chunk", [MODULES[i::2] for i in range(2)], ids=["even", "odd"])
+def test_each_module_imports_alone_in_a_fresh_interpreter(chunk):
+    env = os.environ | {"PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
+    def run(m):
+        r = subprocess.run([sys.executable, "-c", f"import sentemb_lit.{m}"], env=env, capture_output=True, text=True,
+                           timeout=300)
+        return m, r.returncode, r.stderr[-1500:]
+    with ThreadPoolExecutor(2) as ex: results = list(ex.map(run, chunk))
+    failed = [(m, err) for m, rc, err in results if rc != 0]
+    assert not failed, failed
