@@ -14,7 +14,7 @@ from .checks import check_positive_int
 from .data import DATA_ENV, STS_TASKS, _decode_lines, fetch_data
 from .io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusive, LockedError
 from .prompting import PromptEncoder, _process_state, encode_distributed, resolve_template, TEMPLATES
-from .report import build_report
+from .report import write_reports
 from .training import PROFILES, markdown_table
 
 # %% auto #0
@@ -135,9 +135,8 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
         atomic_write_json(run_dir / "statuses.json", statuses)
         ok = bool(statuses) and all(s["status"] == "ok" for s in statuses)
         if ok: run_dir = _promote(run_dir, record)
-        report = build_report(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project))
-        atomic_write_text(run_dir / "REPORT.md", report)
-        if ok and profile != "smoke": atomic_write_text(paper_dir / "REPORT.md", report)
+        write_reports(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project),
+                      promote=ok and profile != "smoke")
     return statuses, run_dir
 
 # %% ../nbs/90_cli.ipynb #c012
@@ -166,9 +165,8 @@ def rebuild_report(paper: str, profile: str = "cpu", project=None) -> Path:
     st = run_dir / "statuses.json"
     statuses = json.loads(st.read_text()) if st.exists() else [
         {"notebook": p.name, "status": "ok", "seconds": "", "error": ""} for p in sorted(run_dir.glob("[0-9]*.ipynb"))]
-    report = build_report(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project))
-    atomic_write_text(run_dir / "REPORT.md", report)
-    if profile != "smoke": atomic_write_text(paper_dir / "REPORT.md", report)
+    write_reports(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project),
+                  promote=profile != "smoke")
     return run_dir / "REPORT.md"
 
 # %% ../nbs/90_cli.ipynb #c019

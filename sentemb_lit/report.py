@@ -519,7 +519,8 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
     out += (headline_verdicts(findings) if findings else ["No claims were checked by this run."]) + [""]
     out += _main_figure(run_dir, results, links) + _main_table(results, claims)
     bad = [s for s in statuses if s["status"] != "ok"]
-    ok = ", ".join(f"{s['notebook']} {s.get('seconds', '?')} s" for s in statuses if s["status"] == "ok")
+    secs = lambda s: f" {s['seconds']} s" if s.get("seconds") not in (None, "") else ""
+    ok = ", ".join(f"{s['notebook']}{secs(s)}" for s in statuses if s["status"] == "ok")
     out += [f"Notebooks: {len(statuses) - len(bad)} of {len(statuses)} ok ({ok})."] + (
         [""] + _status_table(bad) if bad else [])
     return "\n".join(out).rstrip() + "\n"
