@@ -9,8 +9,12 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice', 'check_all_finite', 'check_text',
-           'check_sentences', 'check_file', 'check_named_path', 'read_json']
+__all__ = ['CorruptFileError', 'check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice',
+           'check_all_finite', 'check_text', 'check_sentences', 'check_file', 'check_named_path', 'read_json']
+
+# %% ../nbs/06_checks.ipynb #cfe01
+class CorruptFileError(ValueError):
+    "A data or log file that cannot be read as documented; the message names file and line."
 
 # %% ../nbs/06_checks.ipynb #c004a
 _REPR = reprlib.Repr()
@@ -145,7 +149,6 @@ def check_named_path(path, name: str = "path") -> Path:
 # %% ../nbs/06_checks.ipynb #f003
 def read_json(path, name: str = "JSON file", kind: type | None = dict):
     "The parsed JSON of the file `path` (of type `kind`; None: any); errors name the file (file:line for bad JSON)."
-    from sentemb_lit.io import CorruptFileError               # io imports this module: import it when needed
     p = check_file(path, name)
     try: text = p.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e: raise CorruptFileError(f"{p}: byte {e.start} is not UTF-8 text") from None

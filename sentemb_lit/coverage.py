@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 from tqdm.auto import trange
 from scipy import stats
-from .report import _gold_terms, _spearman_if, _mid_cdf, _tie_groups, two_level_interval, paired_items
+from .report import _gold_terms, _pair_parts, _spearman_if, _mid_cdf, _tie_groups, two_level_interval, paired_items
 
 # %% auto #0
 __all__ = ['seed_coefficients', 'sts_world', 'world_truth', 'sts_replication', 'coverage', 'accuracy_world', 'accuracy_truth',
@@ -81,11 +81,12 @@ def sts_replication(world: dict, seeds: tuple, tau: float, r: float, rng, level:
         IF[t] = 100 * np.stack([x[1] - y[1] for x, y in zip(pa, pb)])
     out = {}
     for S in seeds:
-        v = {t: float(IF[t][:S].mean(0).var() / IF[t].shape[1]) for t in world}
+        parts = {t: _pair_parts(IF[t][:S]) for t in world}                  # (V_pair, w) per task
+        v, w = {t: p[0] for t, p in parts.items()}, {t: p[1] for t, p in parts.items()}
         ds = {t: d[t][:S] for t in world} | {"avg": np.mean([d[t][:S] for t in world], axis=0)}
-        v["avg"] = sum(v.values()) / len(world) ** 2
+        v["avg"], w["avg"] = sum(v.values()) / len(world) ** 2, sum(w.values()) / len(world) ** 2
         for k, x in ds.items():
-            out[f"{k}|S={S}"] = {"two-level": two_level_interval(x.mean(), v[k], x, level),
+            out[f"{k}|S={S}"] = {"two-level": two_level_interval(x.mean(), v[k], x, level, var_within=w[k]),
                                  "previous": _previous(x, v[k], level), "seeds only": _seeds_only(x, level)}
     return out
 

@@ -10,13 +10,13 @@ import warnings
 from pathlib import Path
 from typing import Callable
 import numpy as np
-from .checks import check_number, check_type
+from .checks import CorruptFileError, check_number, check_type
 
 # %% auto #0
 __all__ = ['HASH_FIELD', 'remove_stale_tmp', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'atomic_write_dir',
-           'CorruptFileError', 'read_jsonl', 'repair_jsonl_tail', 'append_jsonl', 'LockedError', 'exclusive',
-           'IntegrityError', 'write_json_verified', 'read_json_verified', 'seal_json', 'file_digest', 'fingerprint',
-           'code_hash', 'cache_key', 'KeyedStore']
+           'read_jsonl', 'repair_jsonl_tail', 'append_jsonl', 'LockedError', 'exclusive', 'IntegrityError',
+           'write_json_verified', 'read_json_verified', 'seal_json', 'file_digest', 'fingerprint', 'code_hash',
+           'cache_key', 'KeyedStore']
 
 # %% ../nbs/05_io.ipynb #c005
 def _json_default(o):
@@ -98,8 +98,8 @@ def atomic_write_dir(target, fill: Callable[[Path], None]) -> Path:
     return target
 
 # %% ../nbs/05_io.ipynb #c014
-class CorruptFileError(ValueError):
-    "A data or log file that cannot be read as documented; the message names file and line."
+#| export
+
 
 # %% ../nbs/05_io.ipynb #c015
 def _parse_line(path: Path, i: int, line: str):

@@ -93,10 +93,11 @@ def _check_finding_args(claim, numbers: dict) -> None:
         check_number(v, name, optional=True)
 
 # %% ../nbs/92_report.ipynb #ic08
-def _check_two_level(diff, var_pair, seed_diffs, level, power) -> np.ndarray:
-    "A finite difference, a variance >= 0, one or more finite per-seed differences, level and power in (0, 1)."
+def _check_two_level(diff, var_pair, seed_diffs, level, power, var_within=0.0) -> np.ndarray:
+    "A finite difference, variances >= 0, one or more finite per-seed differences, level and power in (0, 1)."
     check_number(diff, "diff")
     check_number(var_pair, "var_pair", ge=0)
+    check_number(var_within, "var_within", ge=0)
     check_number(level, "level", gt=0, lt=1)
     check_number(power, "power", gt=0, lt=1)
     d = np.asarray(seed_diffs, dtype=np.float64)
@@ -130,12 +131,13 @@ def verdict(lo: float | None, hi: float | None, direction: int = 1) -> str:
     return "holds" if lo > 0 else "does not hold" if hi < 0 else "inconclusive"
 
 # %% ../nbs/92_report.ipynb #tl01
-def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 0.95, power: float = 0.8) -> dict:
-    "diff ± t_ν·SE, SE² = V_pair + s²_d / S, ν by Welch–Satterthwaite; with one seed the pairs-only interval."
-    d = _check_two_level(diff, var_pair, seed_diffs, level, power)
+def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 0.95, power: float = 0.8,
+                       var_within: float = 0.0) -> dict:
+    "diff ± t_ν·SE, SE² = V_pair + σ̂²_seed / S, ν by Welch–Satterthwaite; one seed: the pairs-only interval."
+    d = _check_two_level(diff, var_pair, seed_diffs, level, power, var_within)
     S = len(d)
-    v_seed = float(d.var(ddof=1)) / S if S > 1 else 0.0                     # s²_d / S
-    se = math.sqrt(var_pair + v_seed)                                        # SE² = V_pair + s²_d / S
+    v_seed = max(0.0, float(d.var(ddof=1)) - var_within) / S if S > 1 else 0.0   # max(0, s²_d − w) / S
+    se = math.sqrt(var_pair + v_seed)                                        # SE² = V_pair + σ̂²_seed / S
     nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))      # Welch–Satterthwaite
     q = float(stats.t.ppf((1 + level) / 2, nu))
     p = float(2 * stats.t.sf(abs(diff) / se, nu)) if se > 0 else float(diff == 0)
@@ -193,37 +195,46 @@ def spearman_influence(pred, gold) -> tuple[float, np.ndarray]:
     x, y = _check_xy(pred, gold, 0.95)
     return _spearman_if(x, _gold_terms(y))
 
+# %% ../nbs/92_report.ipynb #pd00b
+def _pair_parts(D: np.ndarray) -> tuple[float, float]:
+    "V_pair of the seed mean and the within-seed pair noise w of each d_s, from contributions D [seeds, pairs]."
+    S, n = D.shape
+    v_pair = float(D.mean(0).var() / n)                                      # Var_i(mean_s D_si) / n
+    w = float((D - D.mean(0)).var(axis=1).mean() / n * S / (S - 1)) if S > 1 else 0.0
+    return v_pair, w
+
 # %% ../nbs/92_report.ipynb #pd01
 def _task_difference(g, A: list[dict], B: list[dict], t: str, S: int) -> tuple:
-    "d_s ×100 on task t, V_pair of their mean (influence function), each system's mean ρ×100, the pair count."
-    gt, d, IF, ra, rb = _gold_terms(g), [], 0.0, [], []
+    "d_s ×100 on task t, V_pair and w (influence values), each system's mean ρ×100, the pair count."
+    gt, d, D, ra, rb = _gold_terms(g), [], [], [], []
     for s in range(S):
         rho_a, IF_a = _spearman_if(A[min(s, len(A) - 1)][t], gt)
         rho_b, IF_b = _spearman_if(B[min(s, len(B) - 1)][t], gt)
         d.append(100 * (rho_a - rho_b))
-        IF = IF + 100 * (IF_a - IF_b) / S                               # influence of the seed mean
+        D.append(100 * (IF_a - IF_b))                                   # pair i's contribution to d_s
         ra.append(100 * rho_a)
         rb.append(100 * rho_b)
-    return np.array(d), float(IF.var() / len(g)), float(np.mean(ra)), float(np.mean(rb)), len(g)
+    return (np.array(d), *_pair_parts(np.stack(D)), float(np.mean(ra)), float(np.mean(rb)), len(g))
 
 # %% ../nbs/92_report.ipynb #pd02
-def _combine_tasks(seed_d: dict, v_pair: dict, scores: dict, level: float, power: float) -> tuple[dict, dict]:
-    "Each task's interval, and the task average's: d_s averaged seed by seed, V_pair summed over T²."
+def _combine_tasks(seed_d: dict, v_pair: dict, w: dict, scores: dict, level: float, power: float) -> tuple[dict, dict]:
+    "Each task's interval, and the task average's: d_s averaged seed by seed, V_pair and w summed over T²."
     tasks = {t: {"a": scores[t][0], "b": scores[t][1], "n_pairs": scores[t][2]}
-             | two_level_interval(seed_d[t].mean(), v_pair[t], seed_d[t], level, power) for t in seed_d}
+             | two_level_interval(seed_d[t].mean(), v_pair[t], seed_d[t], level, power, w[t]) for t in seed_d}
     T, d_avg = len(seed_d), np.mean(list(seed_d.values()), axis=0)
     avg = {k: float(np.mean([tasks[t][k] for t in tasks])) for k in ("a", "b")}
-    return tasks, avg | two_level_interval(d_avg.mean(), sum(v_pair.values()) / T ** 2, d_avg, level, power)
+    return tasks, avg | two_level_interval(d_avg.mean(), sum(v_pair.values()) / T ** 2, d_avg, level, power,
+                                           sum(w.values()) / T ** 2)
 
 # %% ../nbs/92_report.ipynb #pd03
 def paired_difference(gold, pred_a, pred_b, level: float = 0.95, power: float = 0.8) -> dict:
     "Spearman×100 differences A − B per task and on the task average, each with its two-level interval."
     gold, A, B = _check_paired_args(gold, pred_a, pred_b, level)            # task -> g; seeds of task -> ŷ
     S = max(len(A), len(B))
-    seed_d, v_pair, scores = {}, {}, {}
+    seed_d, v_pair, w, scores = {}, {}, {}, {}
     for t, g in gold.items():
-        seed_d[t], v_pair[t], *scores[t] = _task_difference(g, A, B, t, S)
-    tasks, avg = _combine_tasks(seed_d, v_pair, scores, level, power)
+        seed_d[t], v_pair[t], w[t], *scores[t] = _task_difference(g, A, B, t, S)
+    tasks, avg = _combine_tasks(seed_d, v_pair, w, scores, level, power)
     return {"tasks": tasks, "avg": avg, "n_seeds": S, "n_pairs": int(sum(len(g) for g in gold.values())),
             "level": level, "method": "pairs (influence function)" + (" + seeds (t)" if S > 1 else "")}
 
@@ -252,15 +263,15 @@ def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, le
     "`paired_difference` with V_pair from resampling the pairs (the seeds held fixed): the classical cross-check."
     gold, A, B = _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level)
     S, rng = max(len(A), len(B)), np.random.default_rng(seed)
-    seed_d, v_pair, scores = {}, {}, {}
+    seed_d, v_pair, w, scores = {}, {}, {}, {}
     for t, g in gold.items():
         idx = rng.integers(0, len(g), size=(n_boot, len(g))) + len(g) * np.arange(n_boot)[:, None]
         counts = np.bincount(idx.ravel(), minlength=n_boot * len(g)).reshape(n_boot, len(g))   # c_j, same for A, B
         g_ranks = _draw_ranks(g, counts)
         rho = lambda P, s: _weighted_corr(_draw_ranks(P[min(s, len(P) - 1)][t], counts), g_ranks, counts)
         v_pair[t] = float((np.mean([rho(A, s) - rho(B, s) for s in range(S)], axis=0) * 100).var(ddof=1))
-        seed_d[t], _, *scores[t] = _task_difference(g, A, B, t, S)
-    tasks, avg = _combine_tasks(seed_d, v_pair, scores, level, power)
+        seed_d[t], _, w[t], *scores[t] = _task_difference(g, A, B, t, S)
+    tasks, avg = _combine_tasks(seed_d, v_pair, w, scores, level, power)
     return {"tasks": tasks, "avg": avg, "n_boot": n_boot, "n_seeds": S, "n_pairs": int(sum(map(len, gold.values()))),
             "level": level, "method": "pairs (bootstrap) + seeds (t)" if S > 1 else "pairs (bootstrap)"}
 
@@ -269,7 +280,8 @@ def paired_items(a, b, level: float = 0.95, power: float = 0.8, scale: float = 1
     "Mean per-item score A − B (×scale) with the two-level interval; a, b: [n] or [seeds, n] (0/1 correct, AP, …)."
     a, b = _check_items(a, b), _check_items(b, a, "b")
     d = scale * (a - b)                                                     # d_{s,i}
-    out = two_level_interval(d.mean(), float(d.mean(0).var() / d.shape[1]), d.mean(1), level, power)
+    v_pair, w = _pair_parts(d)
+    out = two_level_interval(d.mean(), v_pair, d.mean(1), level, power, w)
     return {"a": float(scale * a.mean()), "b": float(scale * b.mean()), "n_items": d.shape[1]} | out
 
 # %% ../nbs/92_report.ipynb #pl01
