@@ -95,7 +95,7 @@ def test_adopt_of_a_missing_file_is_refused(tmp_path, job):
         cached_chains(tmp_path / "store", "c", job, adopt=str(tmp_path / "x.jsonl"))
 
 
-@pytest.mark.parametrize("name", ["..", "../escape", "/tmp/abs", "a/b", "a\\b", "", ".", "x\0y"])
+@pytest.mark.parametrize("name", ["..", "../escape", "/abs/x", "a/b", "a\\b", "", ".", "x\0y"])
 def test_store_names_stay_inside_root(tmp_path, job, name):
     with pytest.raises(ValueError, match="must be one folder name inside root"):
         cached_chains(tmp_path / "store", name, job)
