@@ -27,6 +27,10 @@ def sts_world(gold: dict, base_a: dict, base_b: dict, directions: dict) -> dict:
     world = {}
     for t, g in gold.items():
         a = np.asarray(base_a[t], np.float64)
+        flat = [k for k, d in enumerate(directions[t]) if not np.std(d) > 1e-6 * a.std()]
+        if flat:
+            sd = np.std(directions[t][flat[0]])
+            raise ValueError(f"directions[{t!r}][{flat[0]}] does not vary (sd {sd:.2g}): it must move the scores")
         D = np.stack([d / np.std(d) for d in directions[t]]) * a.std()
         world[t] = {"gold": np.asarray(g, np.float64), "A": a, "B": np.asarray(base_b[t], np.float64), "D": D}
     return world

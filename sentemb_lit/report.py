@@ -138,7 +138,8 @@ def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 
     S = len(d)
     v_seed = max(0.0, float(d.var(ddof=1)) - var_within) / S if S > 1 else 0.0   # max(0, s²_d − w) / S
     se = math.sqrt(var_pair + v_seed)                                        # SE² = V_pair + σ̂²_seed / S
-    nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))      # Welch–Satterthwaite
+    s2 = float(d.var(ddof=1)) if S > 1 else 0.0
+    nu = math.inf if s2 == 0 else se ** 4 / ((s2 / S) ** 2 / (S - 1))     # Welch–Satterthwaite, df of s²_d
     q = float(stats.t.ppf((1 + level) / 2, nu))
     p = float(2 * stats.t.sf(abs(diff) / se, nu)) if se > 0 else float(diff == 0)
     return {"diff": float(diff), "lo": float(diff - q * se), "hi": float(diff + q * se), "p": p, "se": se,

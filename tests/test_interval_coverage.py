@@ -19,15 +19,16 @@ R = 300
 def world():
     gold, (mean,) = load_predictions(RUN, "minilm-l6_mean_original")
     cls = load_predictions(RUN, "minilm-l6_cls_original")[1][0]
-    mean_s = load_predictions(RUN, "minilm-l6_mean_senteval")[1][0]
     gold = {t: gold[t] for t in TASKS}
     z = {t: np.random.default_rng(7).normal(0, mean[t].std(), len(g)) for t, g in gold.items()}
-    dirs = {t: [cls[t] - mean[t], mean_s[t] - mean[t]] for t in gold}
+    noise = np.random.default_rng(3)                  # as in nbs/93: the real CLS - mean direction and two random ones
+    dirs = {t: [cls[t] - mean[t], noise.normal(size=len(g)), noise.normal(size=len(g))] for t, g in gold.items()}
     return sts_world(gold, mean, {t: mean[t] + 0.08 * z[t] for t in gold}, dirs)
 
 
 def test_interval_coverage_sts_pairs_and_seeds(world):
-    tau = 0.01 * 0.40 / world_truth(world, 0.01, 0.6, M=200)["sd_a"]     # seed sd of A's average: 0.40 points
+    tau = 0.01
+    for _ in range(3): tau *= 0.40 / world_truth(world, tau, 0.6, M=150)["sd_a"]   # seed sd of A's average: 0.40
     theta = world_truth(world, tau, 0.6, M=300)["theta"]
     res = coverage(lambda g: sts_replication(world, (3,), tau, 0.6, g), theta, R, seed=5)
     ours, previous = res[("avg|S=3", "two-level")]["coverage"], res[("avg|S=3", "previous")]["coverage"]
