@@ -131,6 +131,10 @@ def verdict(lo: float | None, hi: float | None, direction: int = 1) -> str:
     return "holds" if lo > 0 else "does not hold" if hi < 0 else "inconclusive"
 
 # %% ../nbs/92_report.ipynb #tl01
+def _df(nu: float) -> float | None:
+    "Degrees of freedom as stored: None for ∞ (the pairs-only normal interval), so results stay valid JSON."
+    return None if math.isinf(nu) else float(nu)
+
 def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 0.95, power: float = 0.8,
                        var_within: float = 0.0) -> dict:
     "diff ± t_ν·SE, SE² = V_pair + σ̂²_seed / S, ν by Welch–Satterthwaite; one seed: the pairs-only interval."
@@ -138,12 +142,11 @@ def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 
     S = len(d)
     v_seed = max(0.0, float(d.var(ddof=1)) - var_within) / S if S > 1 else 0.0   # max(0, s²_d − w) / S
     se = math.sqrt(var_pair + v_seed)                                        # SE² = V_pair + σ̂²_seed / S
-    s2 = float(d.var(ddof=1)) if S > 1 else 0.0
-    nu = math.inf if s2 == 0 else se ** 4 / ((s2 / S) ** 2 / (S - 1))     # Welch–Satterthwaite, df of s²_d
+    nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))    # Welch–Satterthwaite
     q = float(stats.t.ppf((1 + level) / 2, nu))
     p = float(2 * stats.t.sf(abs(diff) / se, nu)) if se > 0 else float(diff == 0)
     return {"diff": float(diff), "lo": float(diff - q * se), "hi": float(diff + q * se), "p": p, "se": se,
-            "se_pair": math.sqrt(var_pair), "se_seed": math.sqrt(v_seed), "df": nu, "n_seeds": S,
+            "se_pair": math.sqrt(var_pair), "se_seed": math.sqrt(v_seed), "df": _df(nu), "n_seeds": S,
             "mde": float((q + stats.t.ppf(power, nu)) * se), "level": level, "power": power}
 
 # %% ../nbs/92_report.ipynb #tl04
@@ -362,7 +365,8 @@ def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, ta
     r = boot if "tasks" not in boot else boot["avg"] if task == "avg" else boot["tasks"][task]
     n = boot.get("n_items") or r.get("n_pairs") or boot.get("n_pairs")
     if not n: raise ValueError("boot must be a result of paired_difference, paired_bootstrap or paired_items")
-    seeds = f" × {boot['n_seeds']} seeds (t, {r['df']:.1f} df)" if boot["n_seeds"] > 1 else ", one seed"
+    df = f"{r['df']:.1f} df" if r.get("df") is not None else "pairs only"
+    seeds = f" × {boot['n_seeds']} seeds (t, {df})" if boot["n_seeds"] > 1 else ", one seed"
     basis = f"{boot.get('method', 'paired')} over {n:,} {'items' if 'n_items' in boot else 'pairs'}" + seeds
     settle = settle_plan(r, paper, n) if paper else None
     return finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis, mde=r.get("mde"), settle=settle)
