@@ -34,8 +34,8 @@ def bow(sentences, d=64):
     (lambda p: io.fingerprint(object()), TypeError, "cannot fingerprint a object"),
     (lambda p: io.fingerprint(p / "missing.bin"), FileNotFoundError, "missing.bin"),
     (lambda p: io.code_hash("no_such_module_xyz"), ValueError, "no_such_module_xyz"),
-    (lambda p: io.KeyedStore(p).path("", "0" * 64), ValueError, "bad result name"),
-    (lambda p: io.KeyedStore(p).path("a/b", "0" * 64), ValueError, "bad result name 'a/b'"),
+    (lambda p: io.KeyedStore(p).path("", "0" * 64), ValueError, "name must be one folder name"),
+    (lambda p: io.KeyedStore(p).path("a/b", "0" * 64), ValueError, "got .a/b."),
     (lambda p: io.KeyedStore(p).path("x", "abc"), ValueError, "not a cache key: 'abc'"),
     (lambda p: io.KeyedStore(p).load("x", {"key": 5}), ValueError, "not a cache key"),
 ])

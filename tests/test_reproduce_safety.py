@@ -48,7 +48,11 @@ def fake_run(monkeypatch, capsys):
         return {"notebook": nb.name, "status": calls_status[0], "seconds": 0.0, "error": ""}
     calls_status = ["ok"]
     monkeypatch.setattr(cli, "run_notebook", run)
-    monkeypatch.setattr(cli, "build_report", lambda *a, **k: "report\n")
+    def reports(paper, profile, run_dir, statuses, paper_dir, shown=None, title=None, promote=False):
+        (run_dir / "REPORT.md").write_text("report\n")
+        if promote: (paper_dir / "REPORT.md").write_text("report\n")
+        return run_dir / "REPORT.md"
+    monkeypatch.setattr(cli, "write_reports", reports)
     return calls, calls_status
 
 
