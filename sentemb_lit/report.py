@@ -463,16 +463,22 @@ def _header(paper: str, profile: str, title, shown: str, results: list[dict], li
 RULE = ("Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not hold* "
         "when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no interval.")
 
-# %% ../nbs/92_report.ipynb #c034c
-def build_details(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
-                  title: str | None = None, dest_dir=None) -> str:
-    "DETAILS.md: every verdict with its interval, the notebooks, each table once, deviations, every figure."
+def _gather(paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest_dir, what: str) -> tuple:
+    "What both reports start from: the verified record, its links, claims, results, findings and the header lines."
     run_dir, paper_dir = Path(run_dir), Path(paper_dir)
     verify_predictions(run_dir)                                 # the per-pair record must match its manifest
     links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
     claims, results = _read_claims(paper_dir), _results_of(run_dir, statuses)
     findings = [f for r in results for f in r.get("findings", [])]
-    out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, "details")
+    out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, what)
+    return run_dir, links, claims, results, findings, out
+
+# %% ../nbs/92_report.ipynb #c034c
+def build_details(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
+                  title: str | None = None, dest_dir=None) -> str:
+    "DETAILS.md: every verdict with its interval, the notebooks, each table once, deviations, every figure."
+    run_dir, links, claims, results, findings, out = _gather(paper, profile, run_dir, statuses, paper_dir,
+                                                              shown_dir, title, dest_dir, "details")
     out += ["## Verdicts", "", RULE, ""]
     out += [verdict_table(findings) if findings else "No claims were checked by this run.", "", "## Notebooks", ""]
     out += _status_table(statuses)
@@ -526,12 +532,8 @@ def _main_figure(run_dir: Path, results: list[dict], links: dict) -> list[str]:
 def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
                  title: str | None = None, dest_dir=None) -> str:
     "REPORT.md (≤ 80 lines): headline verdicts, the main figure, the main table; the rest in DETAILS.md."
-    run_dir, paper_dir = Path(run_dir), Path(paper_dir)
-    verify_predictions(run_dir)                                 # the per-pair record must match its manifest
-    links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
-    claims, results = _read_claims(paper_dir), _results_of(run_dir, statuses)
-    findings = [f for r in results for f in r.get("findings", [])]
-    out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, "report")
+    run_dir, links, claims, results, findings, out = _gather(paper, profile, run_dir, statuses, paper_dir,
+                                                              shown_dir, title, dest_dir, "report")
     out += [f"Every interval, table and figure: [DETAILS.md]({links['details']}).", "", "## Verdicts", "", RULE, ""]
     out += (headline_verdicts(findings) if findings else ["No claims were checked by this run."]) + [""]
     out += _main_figure(run_dir, results, links) + _main_table(results, claims)
