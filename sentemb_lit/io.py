@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_io.ipynb #c002
 from __future__ import annotations
-import ast, contextlib, dataclasses, errno, hashlib, importlib.util, json, logging, math, os, shutil
+import ast, contextlib, copy, functools, dataclasses, errno, hashlib, importlib.util, json, logging, math, os, shutil
 import tempfile, time
 import warnings
 from pathlib import Path
@@ -16,7 +16,7 @@ from .checks import CorruptFileError, check_number, check_type
 __all__ = ['HASH_FIELD', 'remove_stale_tmp', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'atomic_write_dir',
            'read_jsonl', 'repair_jsonl_tail', 'append_jsonl', 'LockedError', 'exclusive', 'IntegrityError',
            'write_json_verified', 'read_json_verified', 'seal_json', 'file_digest', 'fingerprint', 'code_hash',
-           'cache_key', 'KeyedStore']
+           'reached_code', 'cache_key', 'KeyedStore']
 
 # %% ../nbs/05_io.ipynb #c005
 def _json_default(o):
@@ -333,12 +333,108 @@ def _code_text(path: Path) -> str:
     return ast.dump(tree, include_attributes=False)
 
 def code_hash(*modules) -> str:
-    "SHA-256 of the code of the named modules (`'losses'` = `sentemb_lit.losses`); none named = the whole package."
+    """SHA-256 of the code of the named modules (`'losses'` = `sentemb_lit.losses`); none named = the whole package;
+    entry points (`'jtcse.run_stage'`) = only the code they reach (`reached_code`, below)."""
+    roots = [m.removeprefix("sentemb_lit.") for m in modules if isinstance(m, str)]
+    if roots and any("." in r for r in roots):
+        if len(roots) < len(modules) or not all("." in r for r in roots):
+            raise ValueError(f"code_hash: give modules or entry points ('module.name'), not both: {modules!r}")
+        return fingerprint({"reached": reached_code(*roots)})
     if not modules:
         pkg = Path(importlib.util.find_spec("sentemb_lit").origin).parent
         modules = tuple(p for p in sorted(pkg.glob("*.py")) if p.name != "_modidx.py")
     return fingerprint({_module_file(m).name: _code_text(_module_file(m)) for m in modules})
 
+
+# %% ../nbs/05_io.ipynb #c031s
+def _package_dir(package=None) -> Path:
+    return Path(package) if package is not None else Path(importlib.util.find_spec("sentemb_lit").origin).parent
+
+def _import_target(node, pkg_name: str):
+    "The package module an ImportFrom reads from ('' for `from . import x`), or None for a foreign one."
+    if node.level == 1: return node.module or ""
+    if node.level == 0 and node.module and node.module.split(".")[0] == pkg_name:
+        return node.module.partition(".")[2]
+    return None
+
+def _module_index(path: Path, pkg_name: str) -> tuple[dict, dict]:
+    "(name -> top-level definition node, alias -> (module, name or None for a module)) of one package module."
+    src = path.read_bytes()
+    return _parsed_index(str(path), pkg_name, src, hashlib.blake2b(src).hexdigest())
+
+@functools.lru_cache(maxsize=256)
+def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str) -> tuple[dict, dict]:
+    "The parse behind `_module_index`, memoised on the file's bytes (an edited file is parsed again)."
+    tree, defs, imports = ast.parse(src, filename=path), {}, {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): defs[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                defs.update({n.id: node for n in ast.walk(t) if isinstance(n, ast.Name) and n.id != "__all__"})
+    for node in ast.walk(tree):                                # imports inside functions count too
+        if isinstance(node, ast.ImportFrom) and (mod := _import_target(node, pkg_name)) is not None:
+            for a in node.names:
+                imports[a.asname or a.name] = (a.name, None) if mod == "" else (mod, a.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == pkg_name and "." in a.name and a.asname:
+                    imports[a.asname] = (a.name.partition(".")[2], None)
+    return defs, imports
+
+# %% ../nbs/05_io.ipynb #c031t
+def reached_code(*roots: str, package=None) -> dict:
+    """name -> syntax tree (no docstrings) of every top-level definition of the package that the entry points
+    `roots` ('module.name') reach by name, import or module attribute, transitively; a name defined in two reached
+    modules holds both trees. The package defaults to sentemb_lit."""
+    pkg = _package_dir(package)
+    if not roots or not all(isinstance(r, str) and "." in r for r in roots):
+        raise ValueError(f"roots must be 'module.name' strings, got {roots!r}")
+    stamps = tuple((str(p.relative_to(pkg)), hashlib.blake2b(p.read_bytes()).hexdigest())
+                   for p in sorted(pkg.rglob("*.py")))
+    return copy.deepcopy(_reached(tuple(roots), str(pkg), stamps))
+
+@functools.lru_cache(maxsize=64)
+def _reached(roots: tuple, package: str, stamps: tuple) -> dict:
+    "The walk behind `reached_code`, memoised on the roots and the bytes of every package file."
+    pkg, index = Path(package), {}
+    def module(m):
+        if m not in index:
+            path = pkg / f"{m.replace('.', '/')}.py"
+            if not path.is_file(): raise ValueError(f"reached_code: no module {m!r} in {pkg.name}")
+            index[m] = _module_index(path, pkg.name)
+        return index[m]
+    def resolve(m, name, hops=0):
+        defs, imports = module(m)
+        if name in defs: return m, name
+        if name in imports and imports[name][1] is not None and hops < 8: return resolve(*imports[name], hops + 1)
+        return None
+    todo, seen, out = [tuple(r.removeprefix(f"{pkg.name}.").rsplit(".", 1)) for r in roots], set(), {}
+    for m, name in todo:
+        if resolve(m, name) is None: raise ValueError(f"reached_code: {m}.{name} is not defined in {pkg.name}")
+    while todo:
+        got = resolve(*todo.pop())
+        if got is None or got in seen: continue
+        seen.add(got)
+        m, name = got
+        defs, imports = module(m)
+        node = defs[name]
+        out.setdefault(name, []).append(_node_code(node))
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name): todo.append((m, n.id))
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
+                    and imports.get(n.value.id, (None, 0))[1] is None and n.value.id in imports:
+                todo.append((imports[n.value.id][0], n.attr))
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+def _node_code(node) -> str:
+    "The syntax tree of one definition without its docstrings."
+    node = copy.deepcopy(node)
+    for n in ast.walk(node):
+        body = getattr(n, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            n.body = body[1:] or [ast.Pass()]
+    return ast.dump(node, include_attributes=False)
 
 # %% ../nbs/05_io.ipynb #c033
 def cache_key(config, seed=None, data=(), code=()) -> dict:

@@ -18,11 +18,12 @@ from .cross_attention import CAELConfig, TwinTowerOutput, check_towers, lockstep
 
 # %% auto #0
 __all__ = ['TWIN_CONFIG', 'TWIN_FORMAT', 'TWIN_SUPPORTED', 'EXPORT_MARKER', 'EXPORT_FORMAT', 'VARIANTS', 'TRAIN_CODE',
-           'EVAL_CODE', 'positive_index', 'two_view_batch', 'TwinTowerEncoder', 'export_sentence_transformer',
-           'TwinTowerConfig', 'TwinTowerModel', 'JTCSEConfig', 'official_config', 'batch_sentences', 'make_batch_at',
-           'SimCSEHead', 'set_dropout', 'twin_outputs', 'make_loss_fn', 'prepare_model', 'inference_encoder',
-           'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts',
-           'TowerPoolings', 'inference_macs', 'bert_macs', 'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
+           'EVAL_CODE', 'STAGE_TOLERANCE', 'positive_index', 'two_view_batch', 'TwinTowerEncoder',
+           'export_sentence_transformer', 'TwinTowerConfig', 'TwinTowerModel', 'JTCSEConfig', 'official_config',
+           'batch_sentences', 'make_batch_at', 'SimCSEHead', 'set_dropout', 'twin_outputs', 'make_loss_fn',
+           'prepare_model', 'inference_encoder', 'save_model', 'load_model', 'train', 'model_fingerprint',
+           'sts_fingerprint', 'run_stage', 'run_sts', 'TowerPoolings', 'inference_macs', 'bert_macs',
+           'model_cls_energy', 'energy_sts_correlation', 'MemoEncoder']
 
 # %% ../nbs/12_jtcse.ipynb #c005
 def positive_index(n_rows: int) -> torch.Tensor:
@@ -667,13 +668,13 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
 
 # %% ../nbs/12_jtcse.ipynb #c030c
 from .training import CHECKPOINT
-from .io import KeyedStore, cache_key, fingerprint, atomic_write_dir, read_jsonl
+from .io import KeyedStore, cache_key, fingerprint, atomic_write_dir, read_jsonl, IntegrityError
 from .evaluation import evaluate_sts
 import functools, os
 from .data import load_sts, STS_TASKS, STS_VARIANTS, DATA_ENV, data_root
 
-TRAIN_CODE = ("losses", "cross_attention", "jtcse", "training", "models")   # cross_attention: with CAEL only
-EVAL_CODE = ("evaluation", "models", "jtcse")
+TRAIN_CODE = ("jtcse.run_stage",)            # entry points: the key holds the code they reach
+EVAL_CODE = ("jtcse.run_sts", "jtcse.TowerPoolings", "jtcse.TwinTowerEncoder", "models.SentenceEncoder")
 
 # %% ../nbs/12_jtcse.ipynb #c030c1
 def model_fingerprint(model: nn.Module) -> str:
@@ -701,44 +702,81 @@ def _hub_sts_fingerprint(tasks, variant, split) -> str:
     data = [load_sts(t, split if t in ("stsb", "sickr") else "test", variant) for t in tasks]
     return fingerprint([[d.task, d.split, d.variant, d.sentences1, d.sentences2, d.scores, d.subsets] for d in data])
 
+# %% ../nbs/12_jtcse.ipynb #c030d0
+def _init_model(init: Callable) -> tuple:
+    got = init()
+    if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], nn.Module)):
+        raise TypeError(f"init must return (model, tokenizer), got {type(got).__name__}")
+    return got
+
+def _train_stage(store, name, key, folder, config, model, tok, corpus, teacher, dev_limit, root, progress) -> dict:
+    "Train one stage into `folder` (the best dev weights in final/) and store its info unless it is stored."
+    t0 = time.time()
+    res = train(config, model, tok, corpus, folder / "run", teacher=teacher, dev_limit=dev_limit, root=root,
+                progress=progress, desc=name)
+    if res.best_dir.exists(): model.load_state_dict(load_model(res.best_dir)[0].state_dict())
+    atomic_write_dir(folder / "final", lambda d: save_model(model, tok, d))
+    info = {"key": key["key"], "best_dev": res.best_score, "best_step": res.best_step, "n_steps": config.n_steps,
+            "stop": res.stop_reason, "convergence": res.convergence,    # the training rule's reading of the curve
+            "seconds": round(time.time() - t0, 1), "log": [r for r in read_jsonl(res.log_path)]}
+    if store.load(name, key) is None: store.save(name, key, info)
+    (folder / "run" / CHECKPOINT).unlink(missing_ok=True)       # optimizer state is large; the stage is done
+    if res.best_dir.exists(): shutil.rmtree(res.best_dir)
+    return info
+
+STAGE_TOLERANCE = 0.05      # dev points a retrained stage may differ from its stored record (another machine's BLAS)
+
+def _same_stage(name: str, stored: dict, info: dict) -> None:
+    "A stage trained again (its weights were not kept) must reach the stored best dev at the stored step."
+    if stored.get("best_step") != info["best_step"] or \
+            abs((stored.get("best_dev") or 0.0) - (info["best_dev"] or 0.0)) > STAGE_TOLERANCE:
+        raise IntegrityError(f"stage {name}: retrained to best dev {info['best_dev']} at step {info['best_step']}, "
+                             f"the stored record says {stored.get('best_dev')} at {stored.get('best_step')}")
+
 # %% ../nbs/12_jtcse.ipynb #c030d
+def _stage_input(x, what: str):
+    "A key given for the starting weights or the teacher (a stage key) or, for a model, its fingerprint."
+    if isinstance(x, str):
+        if len(x) != 64: raise ValueError(f"{what}: a key must be 64 hex characters, got {x!r}")
+        return x
+    return model_fingerprint(x)
+
 def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable, corpus: Sequence[str], teacher=None,
               dev_limit: int | None = None, root=None, code=None, progress: bool = False,
-              only_cached: bool = False) -> tuple:
+              only_cached: bool = False, init_key: str | None = None, teacher_key: str | None = None,
+              load: bool = True) -> tuple:
     """(best-on-dev model, tokenizer, info) of stage `name`: read from `store` when a result with the same key exists,
     else trained from `init()` -> (model, tokenizer) and stored (`only_cached`: (None, None, {key, missing}) instead).
-    info: key, best_dev, best_step, seconds, log (loss terms and dev scores per step), trained."""
+    info: key, best_dev, best_step, stop, convergence, seconds, log (loss terms and dev scores per step), trained.
+    `init_key` / `teacher_key` (the keys of the stages that made them) stand for the starting weights and the teacher
+    in the key, so a chain of stages is keyed without its weights; `init()` and a callable `teacher()` then run only
+    when the stage must train. `load=False` returns (None, None, info) for a stored stage without loading weights; a
+    stored stage whose weights are gone (a fresh clone) is trained again and must reach the stored best dev."""
     if not isinstance(store, KeyedStore): raise TypeError(f"store must be a KeyedStore, got {type(store).__name__}")
     if not isinstance(config, JTCSEConfig):
         raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
     if not callable(init) or isinstance(init, nn.Module):
         raise TypeError(f"init must be a function returning (model, tokenizer), got {type(init).__name__}")
     corpus = check_sentences(list(corpus), "corpus")
-    if code is None: code = tuple(m for m in TRAIN_CODE if config.cael_every or m != "cross_attention")
-    got = init()
-    if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], nn.Module)):
-        raise TypeError(f"init must return (model, tokenizer), got {type(got).__name__}")
-    model, tok = got
+    if code is None: code = TRAIN_CODE
+    got = None if init_key is not None else _init_model(init)
+    teacher_id = None if teacher is None and teacher_key is None else \
+        _stage_input(teacher_key if teacher_key is not None else teacher, "teacher")
     dev = sts_fingerprint(("stsb",), "original", "dev", root) if config.eval_every else None
     key = cache_key({"config": config.to_dict(), "dev_limit": dev_limit}, seed=config.seed, code=code,
-                    data=(model_fingerprint(model), None if teacher is None else model_fingerprint(teacher),
+                    data=(_stage_input(init_key if init_key is not None else got[0], "init_key"), teacher_id,
                           fingerprint(corpus), dev))
     folder = store.path(name, key)
-    if (info := store.load(name, key)) is not None:
-        model, tok = load_model(folder / "final")
-        return model, tok, info | {"trained": False}
-    if only_cached: return None, None, {"key": key["key"], "missing": True}
-    t0 = time.time()
-    res = train(config, model, tok, corpus, folder / "run", teacher=teacher, dev_limit=dev_limit, root=root,
-                progress=progress, desc=name)
-    if res.best_dir.exists(): model, tok = load_model(res.best_dir)
-    atomic_write_dir(folder / "final", lambda d: save_model(model, tok, d))
-    info = {"key": key["key"], "best_dev": res.best_score, "best_step": res.best_step, "n_steps": config.n_steps,
-            "seconds": round(time.time() - t0, 1), "log": [r for r in read_jsonl(res.log_path)]}
-    store.save(name, key, info)
-    (folder / "run" / CHECKPOINT).unlink(missing_ok=True)       # optimizer state is large; the stage is done
-    if res.best_dir.exists(): shutil.rmtree(res.best_dir)
-    return model, tok, info | {"trained": True}
+    stored = store.load(name, key)
+    if stored is not None and (not load or (folder / "final").is_dir()):
+        model, tok = load_model(folder / "final") if load else (None, None)
+        return model, tok, stored | {"trained": False}
+    if only_cached and stored is None: return None, None, {"key": key["key"], "missing": True}
+    model, tok = got or _init_model(init)
+    if callable(teacher) and not isinstance(teacher, nn.Module): teacher = teacher()
+    info = _train_stage(store, name, key, folder, config, model, tok, corpus, teacher, dev_limit, root, progress)
+    if stored is not None: _same_stage(name, stored, info)
+    return model, tok, (stored or info) | {"trained": True}
 
 # %% ../nbs/12_jtcse.ipynb #c030e
 def run_sts(store: KeyedStore, name: str, encode: Callable, model_fp: str, what: str = "cls", limit: int | None = None,
@@ -759,10 +797,11 @@ def run_sts(store: KeyedStore, name: str, encode: Callable, model_fp: str, what:
                                   "key": key["key"], "what": what, "limit": limit})
 
 # %% ../nbs/12_jtcse.ipynb #c030h
-from .models import pool as _pool
+from .models import pool as _pool, POOLINGS
 
 class TowerPoolings:
-    "CLS and mean pooling of one tower: one forward pass per distinct sentence, memoised (`enc(sentences, 'mean')`)."
+    """Every pooling of one tower (CLS, mean, mean of first and last layer, pooler where it has one; Table XI): one
+    forward pass per distinct sentence, memoised (`enc(sentences, 'mean')`)."""
     def __init__(self, model, tokenizer, batch_size: int = 64, max_length: int = 128):
         _check_tower(model, "model")
         if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
@@ -770,10 +809,11 @@ class TowerPoolings:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         self.model, self.tok, self.bs, self.max_length, self.memo = model, tokenizer, batch_size, max_length, {}
+        self.poolings = tuple(p for p in POOLINGS if p != "pooler" or getattr(model, "pooler", None) is not None)
 
     @torch.inference_mode()
     def __call__(self, sentences, pooling: str = "cls") -> np.ndarray:
-        if pooling not in ("cls", "mean"): raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        if pooling not in self.poolings: raise ValueError(f"pooling must be one of {self.poolings}, got {pooling!r}")
         sentences = check_sentences(sentences)
         new = sorted({s for s in sentences if s not in self.memo}, key=len)
         was = self.model.training
@@ -782,9 +822,9 @@ class TowerPoolings:
             for i in range(0, len(new), self.bs):
                 chunk = new[i:i + self.bs]
                 b = self.tok(chunk, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
-                out = self.model(**b.to(next(self.model.parameters()).device))
-                c, m = (_pool(out, b["attention_mask"], p).float().cpu().numpy() for p in ("cls", "mean"))
-                self.memo.update({s: {"cls": c[j], "mean": m[j]} for j, s in enumerate(chunk)})
+                out = self.model(**b.to(next(self.model.parameters()).device), output_hidden_states=True)
+                v = {p: _pool(out, b["attention_mask"], p).float().cpu().numpy() for p in self.poolings}
+                self.memo.update({s: {p: v[p][j] for p in self.poolings} for j, s in enumerate(chunk)})
         finally: self.model.train(was)
         return np.stack([self.memo[s][pooling] for s in sentences])
 

@@ -137,16 +137,17 @@ def _df(nu: float) -> float | None:
 
 def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 0.95, power: float = 0.8,
                        var_within: float = 0.0) -> dict:
-    "diff ± t_ν·SE, SE² = V_pair + σ̂²_seed / S, ν by Welch–Satterthwaite; one seed: the pairs-only interval."
+    "diff ± t_ν·SE, SE² = max(0, V_pair − w/S) + s²_d / S, ν by Welch–Satterthwaite; one seed: pairs only."
     d = _check_two_level(diff, var_pair, seed_diffs, level, power, var_within)
     S = len(d)
-    v_seed = max(0.0, float(d.var(ddof=1)) - var_within) / S if S > 1 else 0.0   # max(0, s²_d − w) / S
-    se = math.sqrt(var_pair + v_seed)                                        # SE² = V_pair + σ̂²_seed / S
+    v_seed = float(d.var(ddof=1)) / S if S > 1 else 0.0                      # s²_d / S: seed + interaction
+    v_shared = max(0.0, var_pair - var_within / S) if S > 1 else var_pair   # V_pair − w/S: the pairs all seeds share
+    se = math.sqrt(v_shared + v_seed)
     nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))    # Welch–Satterthwaite
     q = float(stats.t.ppf((1 + level) / 2, nu))
     p = float(2 * stats.t.sf(abs(diff) / se, nu)) if se > 0 else float(diff == 0)
     return {"diff": float(diff), "lo": float(diff - q * se), "hi": float(diff + q * se), "p": p, "se": se,
-            "se_pair": math.sqrt(var_pair), "se_seed": math.sqrt(v_seed), "df": _df(nu), "n_seeds": S,
+            "se_pair": math.sqrt(v_shared), "se_seed": math.sqrt(v_seed), "df": _df(nu), "n_seeds": S,
             "mde": float((q + stats.t.ppf(power, nu)) * se), "level": level, "power": power}
 
 # %% ../nbs/92_report.ipynb #tl04
@@ -290,7 +291,7 @@ def paired_items(a, b, level: float = 0.95, power: float = 0.8, scale: float = 1
 
 # %% ../nbs/92_report.ipynb #pl01
 def _detect(var_pair: float, var_seed: float, S: int, level: float, power: float) -> float:
-    "Smallest detectable difference with V_pair and s²_d at S seeds (ν by Welch–Satterthwaite)."
+    "Smallest detectable difference with the shared pair variance and s²_d at S seeds (ν by Welch–Satterthwaite)."
     v_seed = var_seed / S if S > 1 else 0.0
     se = math.sqrt(var_pair + v_seed)
     nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))
