@@ -20,7 +20,7 @@ from .training import PROFILES, markdown_table
 # %% auto #0
 __all__ = ['PAPERS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks', 'scrub_paths',
            'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main', 'reproduce_main',
-           'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
+           'compare_main', 'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"),
@@ -226,6 +226,36 @@ def reproduce_main(argv=None) -> int:
     print(f"{n} notebooks, {len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
     return 1 if failed else 0
 
+# %% ../nbs/90_cli.ipynb #c020c
+def compare_main(argv=None) -> int:
+    "CLI `sentemb-lit compare A B`: two encoders on the same STS pairs, the paired difference and its verdict."
+    p = argparse.ArgumentParser(prog="sentemb-lit compare", description="Is A better than B? Both encoders on "
+                                "the same STS pairs: A − B per task and on the average, its 95 %% interval, the "
+                                "verdict.")
+    p.add_argument("a", help="encoder A: registry name, hub id, folder, twin folder, prompt:<template>@<llm>[#layer]")
+    p.add_argument("b", help="encoder B (the same forms)")
+    p.add_argument("--pooling-a", default=None, help="A's read-out for a bidirectional encoder (default: its own)")
+    p.add_argument("--pooling-b", default=None, help="B's read-out for a bidirectional encoder (default: its own)")
+    p.add_argument("--tasks", type=_task_list, default=None, help="comma-separated subset of sts12,…,sickr")
+    p.add_argument("--variant", default="senteval", choices=["original", "senteval"])
+    p.add_argument("--limit", type=_positive("--limit"), default=None, help="strided subsample per task (smoke tests)")
+    p.add_argument("--batch-size", type=_positive("--batch-size"), default=64)
+    p.add_argument("--data-root", default=None)
+    p.add_argument("--json", default=None, help="write the result as JSON to this file ('-': to stdout, no table)")
+    a = p.parse_args(argv)
+    from sentemb_lit.compare import encoder_from_spec, compare_encoders, comparison_table
+    from sentemb_lit.data import STS_TASKS
+    enc = [encoder_from_spec(spec, pooling=pooling, batch_size=a.batch_size)
+           for spec, pooling in ((a.a, a.pooling_a), (a.b, a.pooling_b))]
+    r = compare_encoders(*enc, tasks=a.tasks or STS_TASKS, variant=a.variant, limit=a.limit, root=a.data_root,
+                         names=(a.a, a.b))
+    if a.json == "-":
+        print(json.dumps(r, indent=1))
+        return 0
+    print(comparison_table(r))
+    if a.json: atomic_write_json(a.json, r)
+    return 0
+
 # %% ../nbs/90_cli.ipynb #87794625
 def report_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit report", description="Rebuild REPORT.md from a stored run.")
@@ -356,6 +386,7 @@ COMMANDS = {
     "reproduce": (reproduce_main, "run experiment notebooks with papermill, write reports"),
     "report": (report_main, "rebuild a paper's REPORT.md from its stored run"),
     "eval-sts": (eval_sts_main, "7-task STS evaluation of an encoder"),
+    "compare": (compare_main, "is A better than B? paired difference on the same STS pairs, with its interval"),
     "embed": (embed_main, "prompt-based sentence embeddings from a causal LM"),
     "generate-ranking": (generate_ranking_main, "resumable ranking-chain generation"),
     "fetch-data": (fetch_data_main, "write the STS data folder from the hub, once"),
