@@ -25,7 +25,8 @@ __all__ = ['PAPERS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"),
           "ranking_sentences": ("23_ranking_reproduction.ipynb",),
-          "pretcot_ke": ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb")}
+          "pretcot_ke": ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb",
+                         "33_pretcot_memory.ipynb")}
 
 def _is_project(d: Path) -> bool:
     "Whether `d` has nbs/ and a settings.ini declaring lib_name = sentemb_lit."
