@@ -18,9 +18,10 @@ from .report import write_reports
 from .training import PROFILES, markdown_table
 
 # %% auto #0
-__all__ = ['PAPERS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks', 'scrub_paths',
-           'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main', 'reproduce_main',
-           'compare_main', 'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
+__all__ = ['PAPERS', 'KERNEL_ARGS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks',
+           'scrub_paths', 'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main',
+           'reproduce_main', 'compare_main', 'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main',
+           'main']
 
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"),
@@ -76,13 +77,21 @@ def scrub_paths(nb_path: Path, project: Path) -> Path:
     return Path(nb_path)
 
 # %% ../nbs/90_cli.ipynb #c009
-def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int | None = None) -> dict:
-    "Execute one notebook with papermill into `run_dir`; its status, time and (one-line) error."
+# the kernel logs only errors: ipykernel's "running over TCP without encryption" warning on every local kernel says
+# nothing to a user running notebooks on their own machine (cell output, warnings included, is kept in the notebook)
+KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
+
+def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int | None = None,
+                 progress: bool | None = None) -> dict:
+    """Execute one notebook with papermill into `run_dir`; its status, time and (one-line) error. `progress`: a bar of
+    cells done / total (default: on a terminal, or for any profile but smoke)."""
     import papermill as pm
+    if progress is None: progress = sys.stderr.isatty() or profile != "smoke"
     t0, status = time.time(), {"notebook": nb.name, "status": "ok", "seconds": 0.0, "error": ""}
     try:
         pm.execute_notebook(str(nb), str(run_dir / nb.name), parameters={"profile": profile, "out_dir": str(run_dir)},
-                            cwd=str(cwd), kernel_name="python3", progress_bar=False, execution_timeout=timeout)
+                            cwd=str(cwd), kernel_name="python3", progress_bar=progress, execution_timeout=timeout,
+                            extra_arguments=KERNEL_ARGS)
     except Exception as e:                                  # noqa: BLE001 — recorded, then the next notebook runs
         last = str(e).strip().splitlines()[-1][:300] if str(e).strip() else ""
         status.update(status="failed", error=f"{type(e).__name__}: {last}")
@@ -129,7 +138,8 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
         run_dir.mkdir(parents=True)
         statuses = []
         for nb in notebooks:
-            print(f"[{paper}] {nb.name} (profile {profile}) …", flush=True)
+            where = (run_dir / nb.name).relative_to(project)
+            print(f"[{paper}] {nb.name} (profile {profile}) → {where} …", flush=True)
             statuses.append(run_notebook(nb, run_dir, profile, project / "nbs", timeout))
             s = statuses[-1]
             print(f"[{paper}] {nb.name}: {s['status']} in {s['seconds']} s {s['error']}", flush=True)
