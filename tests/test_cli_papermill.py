@@ -37,7 +37,8 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
                     "save_results(out_dir, '30_probe', rows, [finding('profile injected', 0.4, 0.5, *ci)])"]}]
     nb = {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "python3", "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
-    for name in ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb"):        # the names PAPERS lists
+    listed = ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb", "33_pretcot_memory.ipynb")
+    for name in listed:                                                                      # the names PAPERS lists
         (tmp_path / "nbs" / name).write_text(json.dumps(nb))
     unlisted = json.loads(json.dumps(nb))
     unlisted["cells"][1]["source"] = ["raise RuntimeError('an unlisted notebook ran')"]
@@ -55,7 +56,7 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
     assert "[NOTES.md](NOTES.md)" in report and "*Setting:* cpu" in details and "| m | 1.50 (2.00) |" in details
     record = tmp_path / "papers" / "pretcot_ke" / "runs" / "cpu"
     statuses = json.loads((record / "statuses.json").read_text())
-    assert [x["notebook"] for x in statuses] == ["31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb"]
+    assert [x["notebook"] for x in statuses] == list(listed)
     assert (record / "31_pretcot_ke_reproduction.ipynb").exists() and all(x["status"] == "ok" for x in statuses)
     assert out.stdout.startswith(f"project folder: {tmp_path.resolve()}")
     assert not list(record.parent.glob("cpu.attempt-*"))               # the successful attempt became the record
