@@ -7,21 +7,17 @@ from __future__ import annotations
 import argparse, configparser, datetime, json, os, shutil, sys, time, warnings
 from pathlib import Path
 from typing import Sequence
-import numpy as np
-import torch
-from .chains import JOB_SETTINGS as _JOB_SETTINGS, parse_job_args, read_sentences, run_ranking_job
 from .checks import check_positive_int
-from .data import DATA_ENV, STS_TASKS, _decode_lines, fetch_data
+from .data import DATA_ENV, STS_TASKS, fetch_data
 from .io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusive, LockedError
-from .prompting import PromptEncoder, _process_state, encode_distributed, resolve_template, TEMPLATES
-from .report import write_reports
-from .training import PROFILES, markdown_table
+# torch, transformers and scipy load only when a command needs them, so `sentemb-lit --help` answers at once
+
 
 # %% auto #0
 __all__ = ['PAPERS', 'KERNEL_ARGS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks',
-           'scrub_paths', 'run_notebook', 'reproduce_paper', 'reproduce', 'rebuild_report', 'eval_sts_main',
-           'reproduce_main', 'compare_main', 'report_main', 'generate_ranking_main', 'embed_main', 'fetch_data_main',
-           'main']
+           'scrub_paths', 'run_notebook', 'write_reports', 'reproduce_paper', 'reproduce', 'rebuild_report',
+           'eval_sts_main', 'reproduce_main', 'compare_main', 'report_main', 'generate_ranking_main', 'embed_main',
+           'fetch_data_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"),
@@ -125,6 +121,12 @@ def _promote(attempt: Path, record: Path) -> Path:
     attempt.rmdir()
     return record
 
+# %% ../nbs/90_cli.ipynb #c010w
+def write_reports(*args, **kwargs):
+    "`sentemb_lit.report.write_reports`, imported when a report is written (scipy and pandas load then)."
+    from sentemb_lit.report import write_reports as write
+    return write(*args, **kwargs)
+
 # %% ../nbs/90_cli.ipynb #c011
 def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None = None) -> tuple[list[dict], Path]:
     "Run one paper's notebooks into a fresh attempt folder; promote it only if all succeeded. (statuses, folder)."
@@ -153,6 +155,7 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
 # %% ../nbs/90_cli.ipynb #c012
 def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | None = None) -> dict:
     "Run the experiment notebooks of `papers` at `profile`. Returns paper -> {'statuses', 'run_dir'}."
+    from sentemb_lit.training import PROFILES
     if profile not in PROFILES: raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}")
     project = project_root(project)
     print(f"project folder: {project}", flush=True)
@@ -212,6 +215,7 @@ def eval_sts_main(argv=None) -> int:
     from sentemb_lit.data import STS_TASKS
     from sentemb_lit.evaluation import evaluate_sts
     from sentemb_lit.models import SentenceEncoder
+    from sentemb_lit.training import markdown_table
     enc = SentenceEncoder.from_name(a.model, pooling=a.pooling, batch_size=a.batch_size)
     res = evaluate_sts(enc,
                        a.tasks or STS_TASKS, a.variant, a.aggregation, root=a.data_root, limit=a.limit)
@@ -222,6 +226,7 @@ def eval_sts_main(argv=None) -> int:
 
 # %% ../nbs/90_cli.ipynb #c021
 def reproduce_main(argv=None) -> int:
+    from sentemb_lit.training import PROFILES
     p = argparse.ArgumentParser(prog="sentemb-lit reproduce",
                                 description="Run the experiment notebooks with papermill and write the reports.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), help="repeatable; default: all papers")
@@ -269,6 +274,7 @@ def compare_main(argv=None) -> int:
 
 # %% ../nbs/90_cli.ipynb #87794625
 def report_main(argv=None) -> int:
+    from sentemb_lit.training import PROFILES
     p = argparse.ArgumentParser(prog="sentemb-lit report", description="Rebuild REPORT.md from a stored run.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), required=True)
     p.add_argument("--profile", default="cpu", choices=list(PROFILES))
@@ -281,18 +287,21 @@ def report_main(argv=None) -> int:
 def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokenizer=None) -> dict:
     """CLI `sentemb-lit generate-ranking`: returns {'done': finished chains in --out, 'new': chains written now}.
     `model`/`tokenizer` override --model (tests)."""
+    from sentemb_lit.chains import parse_job_args, read_sentences, run_ranking_job
     settings, a = parse_job_args(sys.argv[1:] if argv is None else list(argv))
     everything = read_sentences(a.input)
     return run_ranking_job(settings, everything[:a.limit], a.out, model=model, tokenizer=tokenizer, device=a.device,
                            quiet=a.quiet, input_sources=everything)
 
 # %% ../nbs/90_cli.ipynb #r20job1
-_MOVED = {"JOB_SETTINGS": ("sentemb_lit.chains", _JOB_SETTINGS)}
+_MOVED = {"JOB_SETTINGS": "sentemb_lit.chains"}              # imported when the old name is used
 
 def __getattr__(name: str):
     "The deprecated old import path of names that moved to another module."
     if name in _MOVED:
-        where, value = _MOVED[name]
+        import importlib
+        where = _MOVED[name]
+        value = getattr(importlib.import_module(where), name)
         warnings.warn(f"sentemb_lit.cli.{name} moved to {where}.{name}; the old path is removed in the next release",
                       DeprecationWarning, stacklevel=2)
         return value
@@ -300,6 +309,7 @@ def __getattr__(name: str):
 
 # %% ../nbs/90_cli.ipynb #c030
 def _embed_args(argv):
+    from sentemb_lit.prompting import TEMPLATES
     ap = argparse.ArgumentParser(prog="sentemb-lit embed", description=(
         "Prompt-based sentence embeddings from a causal LM (PromptEOL / Pretended CoT / Knowledge Enhancement). "
         "One sentence per line. Under torchrun / accelerate launch the sentences are split over the processes."))
@@ -327,15 +337,17 @@ def _check_lines(lines: list[str]) -> list[str]:
 
 def _input_lines(path, stdin) -> list[str]:
     "The sentences of the file `path` (UTF-8; a bad byte named by file:line), else of `stdin` (text)."
+    from sentemb_lit.data import _decode_lines
     if path is not None:
         return _check_lines(_decode_lines(path, Path(path).read_bytes()))
     lines = (stdin or sys.stdin).read().split("\n")
     return _check_lines(lines[:-1] if lines[-1] == "" else lines)
 
 # %% ../nbs/90_cli.ipynb #c030c
-def _write_embeddings(emb: np.ndarray, out, stdout) -> None:
+def _write_embeddings(emb, out, stdout) -> None:
     "The .npy of `emb` to the file `out` (atomically: a temporary file beside it, then a rename), else to stdout."
     import os, tempfile
+    import numpy as np
     if not out:
         stream = stdout or sys.stdout.buffer
         np.save(stream, emb)
@@ -349,6 +361,8 @@ def _write_embeddings(emb: np.ndarray, out, stdout) -> None:
 # %% ../nbs/90_cli.ipynb #c030d
 def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> int:
     "CLI `sentemb-lit embed`: prompt embeddings of the input lines written as .npy (by the main process only)."
+    import torch
+    from sentemb_lit.prompting import PromptEncoder, _process_state, encode_distributed, resolve_template
     a = _embed_args(argv)
     template = a.template if a.template is not None else a.method
     resolve_template(template)  # fail fast, before loading a model
