@@ -10,7 +10,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['CorruptFileError', 'check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice',
-           'check_all_finite', 'check_text', 'check_sentences', 'check_file', 'check_named_path', 'read_json']
+           'check_all_finite', 'check_text', 'check_sentences', 'check_path', 'check_file', 'check_named_path',
+           'read_json']
 
 # %% ../nbs/06_checks.ipynb #cfe01
 class CorruptFileError(ValueError):
@@ -92,10 +93,13 @@ def check_number(value, name: str, *, gt=None, ge=None, lt=None, le=None, option
 # %% ../nbs/06_checks.ipynb #c019
 def check_choice(value, name: str, choices):
     "`value` if it is one of `choices`; else a ValueError naming `name`, the value and the options."
-    try: known = value in choices
-    except TypeError: known = False                          # an unhashable value looked up in a dict or a set
+    try: options = tuple(choices)
+    except TypeError: raise TypeError(f"choices of {name} must be a collection, got {type(choices).__name__}") from None
+    container = choices if hasattr(choices, "__contains__") else options     # a generator: its items
+    try: known = bool(value in container)
+    except (TypeError, ValueError, RuntimeError): known = False   # unhashable, or not comparable with the options
     if not known:
-        raise ValueError(f"Unknown {name} {_short(value)}; choose one of {tuple(choices)}")
+        raise ValueError(f"Unknown {name} {_short(value)}; choose one of {options}")
     return value
 
 # %% ../nbs/06_checks.ipynb #c022
@@ -129,10 +133,27 @@ def check_sentences(sentences, what: str = "sentences") -> list[str]:
             raise ValueError(f"{what}[{i}] is an empty or whitespace-only string")
     return sentences
 
+# %% ../nbs/06_checks.ipynb #f004
+_NAME_MAX = 255                    # bytes in one file or folder name (Linux and macOS file systems)
+
+def check_path(value, name: str) -> Path:
+    "`value` as a Path if it is a str or os.PathLike, not empty, with no NUL byte and no overlong name; else an error."
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike, got {type(value).__name__}")
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str or os.PathLike, got a path of {type(text).__name__}")
+    if not text or "\x00" in text:
+        raise ValueError(f"{name} must be a non-empty path without a NUL byte, got {_short(text)}")
+    if long := [p for p in Path(text).parts if len(os.fsencode(p)) > _NAME_MAX]:
+        raise ValueError(f"{name} must be a path whose names fit the file system ({_NAME_MAX} bytes each), got one "
+                         f"of {len(os.fsencode(long[0]))} bytes: {_short(long[0])}")
+    return Path(text)
+
 # %% ../nbs/06_checks.ipynb #f001
 def check_file(path, name: str = "file", hint: str = "") -> Path:
     "`path` as a Path if it is an existing file; a folder is an IsADirectoryError, a missing path a FileNotFoundError."
-    p = Path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)")).expanduser()
+    p = check_path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)"), name).expanduser()
     if p.is_dir(): raise IsADirectoryError(f"{name} {str(p)!r} is a directory, expected a file")
     if not p.is_file(): raise FileNotFoundError(f"{name} {str(p)!r} does not exist{hint}")
     return p
@@ -141,6 +162,7 @@ def check_file(path, name: str = "file", hint: str = "") -> Path:
 def check_named_path(path, name: str = "path") -> Path:
     "`path` as a Path if its last part names a file or folder (not '', '.', '..' or '/'); else a ValueError."
     p = Path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)")).expanduser()
+    if str(path).strip(): check_path(path, name)           # a NUL byte or an overlong name: before resolve()
     if not str(path).strip() or p.name in ("", ".", "..") or not p.resolve().name:
         raise ValueError(f"{name} {str(path)!r} names no file or folder (its last part is empty); "
                          "pass a path such as 'out/cache'")

@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 from typing import Callable
 import numpy as np
-from .checks import CorruptFileError, check_number, check_type
+from .checks import CorruptFileError, check_named_path, check_number, check_path, check_type
 
 # %% auto #0
 __all__ = ['HASH_FIELD', 'remove_stale_tmp', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'atomic_write_dir',
@@ -35,7 +35,8 @@ def _pid_alive(pid: int) -> bool:
 
 def remove_stale_tmp(target) -> list[Path]:
     "Remove temporary siblings `<target>.tmp-<pid>-*` left by dead processes; the removed paths."
-    target = Path(target)
+    target = check_path(target, "target")
+    check_named_path(target, "target")
     removed = []
     for tmp in target.parent.glob(target.name + ".tmp-*"):
         pid = tmp.name[len(target.name) + 5:].split("-")[0]
@@ -62,12 +63,15 @@ def _atomic_write(path, write: Callable[[Path], None]) -> Path:
 # %% ../nbs/05_io.ipynb #c007
 def atomic_write_text(path, text: str) -> Path:
     "Write `text` to `path` atomically."
-    check_type(text, "text", str)
+    path, _ = check_path(path, "path"), check_type(text, "text", str)
+    check_named_path(path, "path")
     return _atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 # %% ../nbs/05_io.ipynb #26136649
 def atomic_write_json(path, obj) -> Path:
     "Write `obj` as indented JSON to `path` atomically (NaN and inf are refused)."
+    path = check_path(path, "path")
+    check_named_path(path, "path")
     try: text = json.dumps(obj, indent=2, allow_nan=False, default=_json_default) + "\n"
     except ValueError as e: raise ValueError(f"{path}: {e} (results must be finite numbers)") from None
     return atomic_write_text(path, text)
@@ -75,13 +79,16 @@ def atomic_write_json(path, obj) -> Path:
 # %% ../nbs/05_io.ipynb #03d3b12b
 def atomic_torch_save(obj, path) -> Path:
     "`torch.save` to `path` atomically."
+    path = check_path(path, "path")
+    check_named_path(path, "path")
     import torch
     return _atomic_write(path, lambda p: torch.save(obj, p))
 
 # %% ../nbs/05_io.ipynb #c011
 def atomic_write_dir(target, fill: Callable[[Path], None]) -> Path:
     "Fill a folder through a temporary sibling, then swap it into place: a reader never sees half a folder."
-    target = Path(target)
+    target = check_path(target, "target")
+    check_named_path(target, "target")
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_tmp(target)
     old = target.with_name(target.name + ".old")
@@ -111,6 +118,8 @@ def _parse_line(path: Path, i: int, line: str):
     return rec
 
 def _read_text(path: Path) -> str:
+    if path.is_dir(): raise IsADirectoryError(f"{path} is a directory, expected a file")
+    if not path.exists(): raise FileNotFoundError(f"{path} does not exist")
     try: return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise CorruptFileError(f"{path}: byte {e.start} is not UTF-8 ({e.reason}); the file is corrupt") from None
@@ -118,7 +127,7 @@ def _read_text(path: Path) -> str:
 # %% ../nbs/05_io.ipynb #c016
 def read_jsonl(path) -> list[dict]:
     "Records of a JSON Lines file: a missing file is empty; a torn last line is dropped with a warning."
-    path = Path(path)
+    path = check_path(path, "path")
     if not path.exists(): return []
     text = _read_text(path)
     lines = text.split("\n")
@@ -130,7 +139,7 @@ def read_jsonl(path) -> list[dict]:
 # %% ../nbs/05_io.ipynb #c017
 def repair_jsonl_tail(path) -> str | None:
     "End `path` with a complete line: a torn fragment is completed if it parses, else moved to `<path>.torn`."
-    path = Path(path)
+    path = check_path(path, "path")
     if not path.exists() or path.stat().st_size == 0: return None
     with open(path, "rb+") as f:
         data = f.read()
@@ -150,10 +159,10 @@ def repair_jsonl_tail(path) -> str | None:
 # %% ../nbs/05_io.ipynb #c018
 def append_jsonl(path, record: dict) -> None:
     "Append `record` as one complete line (torn tail repaired first; one write on O_APPEND, then fsync)."
-    check_type(record, "record", dict)
+    path, _ = check_path(path, "path"), check_type(record, "record", dict)
+    check_named_path(path, "path")
     try: line = (json.dumps(record, allow_nan=False, default=_json_default) + "\n").encode("utf-8")
     except ValueError as e: raise ValueError(f"{path}: record is not finite JSON ({e})") from None
-    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     repair_jsonl_tail(path)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -186,7 +195,7 @@ def _try_lock(fd: int) -> bool:
 def exclusive(path, wait: float = 0.0):
     "Hold an exclusive lock on `<path>.lock` inside the `with` block; `LockedError` if another holder has it."
     wait = check_number(wait, "wait", ge=0, what="seconds")
-    lock = Path(str(path) + ".lock")
+    lock = Path(str(check_path(path, "path")) + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + wait
@@ -224,7 +233,8 @@ def _content_hash(obj: dict) -> str:
 # %% ../nbs/05_io.ipynb #h1c03
 def write_json_verified(path, obj: dict) -> Path:
     "Write the dict `obj` as JSON to `path` atomically, with the SHA-256 of its content as a last field `_sha256`."
-    check_type(obj, "obj", dict)
+    path, _ = check_path(path, "path"), check_type(obj, "obj", dict)
+    check_named_path(path, "path")
     if HASH_FIELD in obj: raise ValueError(f"{path}: obj must not have a key {HASH_FIELD!r}; it is the written hash")
     try: plain = json.loads(json.dumps(obj, allow_nan=False, default=_json_default))
     except ValueError as e: raise ValueError(f"{path}: {e} (results must be finite numbers)") from None
@@ -243,7 +253,7 @@ def _read_json_object(path: Path) -> dict:
 # %% ../nbs/05_io.ipynb #h1c05
 def read_json_verified(path) -> dict:
     "The dict `write_json_verified` wrote to `path`, after checking its content hash (`IntegrityError` if it differs)."
-    path = Path(path)
+    path = check_path(path, "path")
     obj = _read_json_object(path)
     expected, found = obj.pop(HASH_FIELD, None), _content_hash(obj)
     if expected is None:
@@ -262,7 +272,7 @@ _log = logging.getLogger(__name__)
 def seal_json(path) -> str:
     """Migrate a JSON result written without a hash: add its content hash (logged; a decision that its content is
     trusted). A file that already has a correct hash is left as it is; one with a wrong hash is refused."""
-    path = Path(path)
+    path = check_path(path, "path")
     obj = _read_json_object(path)
     if HASH_FIELD in obj: return read_json_verified(path) and obj[HASH_FIELD]   # IntegrityError when it differs
     write_json_verified(path, obj)
@@ -275,7 +285,7 @@ _FILE_MEMO: dict = {}
 
 def file_digest(path) -> str:
     "SHA-256 of a file's bytes (or of a folder's files and names), memoised on size and mtime."
-    path = Path(path)
+    path = check_path(path, "path")
     if path.is_dir():
         parts = [(p.relative_to(path).as_posix(), file_digest(p)) for p in sorted(path.rglob("*")) if p.is_file()]
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
@@ -348,7 +358,8 @@ def code_hash(*modules) -> str:
 
 # %% ../nbs/05_io.ipynb #c031s
 def _package_dir(package=None) -> Path:
-    return Path(package) if package is not None else Path(importlib.util.find_spec("sentemb_lit").origin).parent
+    if package is not None: return check_path(package, "package")
+    return Path(importlib.util.find_spec("sentemb_lit").origin).parent
 
 def _import_target(node, pkg_name: str):
     "The package module an ImportFrom reads from ('' for `from . import x`), or None for a foreign one."
@@ -449,7 +460,7 @@ def cache_key(config, seed=None, data=(), code=()) -> dict:
 # %% ../nbs/05_io.ipynb #c034
 class KeyedStore:
     "Results and folders cached under `root/<name>/<key[:16]>/`, each with the `key.json` that produced it."
-    def __init__(self, root): self.root = Path(root)
+    def __init__(self, root): self.root = check_path(root, "root")
     def __repr__(self): return f"KeyedStore({self.root})"
 
     @staticmethod

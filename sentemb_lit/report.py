@@ -8,7 +8,8 @@ import datetime, json, math, os, platform, re
 from pathlib import Path
 import numpy as np
 from scipy import stats
-from .checks import check_all_finite, check_number, check_positive_int
+from .checks import (check_all_finite, check_choice, check_flag, check_number, check_path,
+                                check_positive_int, check_type)
 from .io import atomic_write_text, read_json_verified, write_json_verified
 from .predictions import verify_predictions
 from .claims import read_claims as _read_claims
@@ -81,7 +82,8 @@ def _check_xy(x, y, level) -> tuple[np.ndarray, np.ndarray]:
     check_all_finite(x, "x")
     check_all_finite(y, "y")
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        raise ValueError(f"a correlation needs >= 3 points that vary, got {len(x)} (x constant: {np.ptp(x) == 0})")
+        raise ValueError(f"a correlation needs >= 3 points that vary, got {len(x)} "
+                         f"(x constant: {len(x) > 0 and np.ptp(x) == 0})")
     check_number(level, "level", gt=0, lt=1)
     return x, y
 
@@ -91,6 +93,25 @@ def _check_finding_args(claim, numbers: dict) -> None:
     if not isinstance(claim, str) or not claim.strip(): raise ValueError("claim must be a non-empty string")
     for name, v in numbers.items():
         check_number(v, name, optional=True)
+
+def _check_result(x, name: str, keys: tuple, what: str) -> dict:
+    "`x` if it is a dict holding `keys` (a result of `what`); else a TypeError or ValueError naming `name`."
+    check_type(x, name, dict, f"a dict ({what})")
+    missing = [k for k in keys if k not in x]
+    if missing: raise ValueError(f"{name} lacks {', '.join(map(repr, missing))}: expected {what}")
+    return x
+
+def _check_records(x, name: str, keys: tuple, what: str) -> list[dict]:
+    "`x` as a list of dicts (`what`), each holding `keys`; else a TypeError or ValueError naming `name[i]`."
+    if not isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} must be a list of dicts ({what} each), got {type(x).__name__}")
+    return [_check_result(r, f"{name}[{i}]", keys, what) for i, r in enumerate(x)]
+
+def _check_findings(findings) -> list[dict]:
+    "A list of findings (dicts of `finding`), each with its claim in words."
+    for i, f in enumerate(findings := _check_records(findings, "findings", ("claim",), "a finding")):
+        check_type(f["claim"], f"findings[{i}]['claim']", str)
+    return findings
 
 # %% ../nbs/92_report.ipynb #ic08
 def _check_two_level(diff, var_pair, seed_diffs, level, power, var_within=0.0) -> np.ndarray:
@@ -361,9 +382,14 @@ def finding(claim: str, paper=None, ours=None, lo=None, hi=None, direction: int 
             "verdict": v, "holds": {"holds": True, "does not hold": False}.get(v), "evidence": evidence}
 
 # %% ../nbs/92_report.ipynb #c026
+_BOOT = "a result of paired_difference, paired_bootstrap or paired_items"
+
 def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, task: str = "avg") -> dict:
     "A `finding` from `paired_difference`, `paired_bootstrap` or `paired_items` (the task average by default)."
-    r = boot if "tasks" not in boot else boot["avg"] if task == "avg" else boot["tasks"][task]
+    _check_result(boot, "boot", ("n_seeds",), _BOOT)
+    if "tasks" in boot and task != "avg": check_choice(task, "task", check_type(boot["tasks"], "boot['tasks']", dict))
+    r = boot if "tasks" not in boot else boot.get("avg") if task == "avg" else boot["tasks"][task]
+    _check_result(r, "boot" if r is boot else f"boot[{task!r}]", ("diff", "lo", "hi"), _BOOT)
     n = boot.get("n_items") or r.get("n_pairs") or boot.get("n_pairs")
     if not n: raise ValueError("boot must be a result of paired_difference, paired_bootstrap or paired_items")
     df = f"{r['df']:.1f} df" if r.get("df") is not None else "pairs only"
@@ -375,12 +401,14 @@ def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, ta
 # %% ../nbs/92_report.ipynb #d1f938a0
 def seed_finding(claim: str, cmp: dict, paper=None, direction: int = 1) -> dict:
     "A `finding` from a `seed_comparison` (paired t interval over seeds)."
+    _check_result(cmp, "cmp", ("n_seeds", "p", "diff", "lo", "hi"), "a result of seed_comparison")
     basis = f"paired t over {cmp['n_seeds']} seeds, p = {cmp['p']:.3g}" if cmp["p"] is not None else "one seed"
     return finding(claim, paper, cmp["diff"], cmp["lo"], cmp["hi"], direction, basis)
 
 # %% ../nbs/92_report.ipynb #abbbb385
 def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1) -> dict:
     "A `finding` from a `correlation_ci` (the correlation itself is the claimed quantity)."
+    _check_result(c, "c", ("n", "p", "rho", "lo", "hi"), "a result of correlation_ci")
     basis = f"Spearman over {c['n']} points, p = {c['p']:.3g}"
     return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)")
 
@@ -392,6 +420,7 @@ def _normalise_finding(f: dict) -> dict:
 
 def verdict_table(findings: list[dict]) -> str:
     "Markdown table: claim | paper | ours | 95 % CI | smallest detectable difference | verdict."
+    findings = _check_findings(findings)
     lines = ["| claim | paper | ours | 95 % CI | detectable (80 %) | verdict |", "|---|---|---|---|---|---|"]
     for f in map(_normalise_finding, findings):
         ci = f"{_fmt(f.get('lo'), True)} … {_fmt(f.get('hi'), True)}" if f.get("lo") is not None else "—"
@@ -407,6 +436,8 @@ def _cell(v, paper) -> str:
 
 def measured_tables(rows: list[dict], claims: dict) -> list[str]:
     "Each table once: a setting line, then method × metric cells 'ours (paper)'."
+    rows, _ = _check_records(rows, "rows", ("table", "method", "metric", "value"), "a table row"), check_type(
+        claims, "claims", dict)
     out, tables = [], dict.fromkeys(r["table"] for r in rows)
     for table in tables:
         grp = [r for r in rows if r["table"] == table]
@@ -466,7 +497,10 @@ RULE = ("Rule: *holds* when the 95 % CI of the paired difference excludes 0 in t
 
 def _gather(paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest_dir, what: str) -> tuple:
     "What both reports start from: the verified record, its links, claims, results, findings and the header lines."
-    run_dir, paper_dir = Path(run_dir), Path(paper_dir)
+    run_dir, paper_dir = check_path(run_dir, "run_dir"), check_path(paper_dir, "paper_dir")
+    for name, p in (("shown_dir", shown_dir), ("dest_dir", dest_dir)):
+        if p is not None: check_path(p, name)
+    _check_records(statuses, "statuses", ("notebook", "status"), "a notebook status")
     verify_predictions(run_dir)                                 # the per-pair record must match its manifest
     links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
     claims, results = _read_claims(paper_dir), _results_of(run_dir, statuses)
@@ -500,7 +534,7 @@ def _split_claim(claim: str) -> tuple[str, str]:
 
 def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
     "One line per claim: its verdict at each model size / task, with ours and the 95 % CI."
-    groups: dict = {}
+    findings, groups = _check_findings(findings), {}
     for f in map(_normalise_finding, findings):
         claim, label = _split_claim(f["claim"])
         groups.setdefault(claim, []).append((label, f))
@@ -549,7 +583,8 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
 def write_reports(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
                   title: str | None = None, promote: bool = False) -> Path:
     "REPORT.md and DETAILS.md into the run folder (and into papers/<paper>/ when `promote`), links resolved from each."
-    run_dir, paper_dir = Path(run_dir), Path(paper_dir)
+    run_dir, paper_dir = check_path(run_dir, "run_dir"), check_path(paper_dir, "paper_dir")
+    check_flag(promote, "promote")
     for dest in [run_dir] + ([paper_dir] if promote else []):
         args = (paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest)
         atomic_write_text(dest / "DETAILS.md", build_details(*args))

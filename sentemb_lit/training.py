@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 import numpy as np, torch
 from tqdm.auto import tqdm
-from .checks import check_positive_int
+from .checks import check_path, check_positive_int
 
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'PROFILES', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult',
@@ -123,7 +123,7 @@ def plot_training_log(log):
     "Loss (raw and smoothed) and dev score against the step, from a log path or records."
     import matplotlib.pyplot as plt, pandas as pd
     if isinstance(log, (str, os.PathLike)):
-        if not Path(log).is_file(): raise FileNotFoundError(f"log {log} is not a file")
+        if not check_path(log, "log").is_file(): raise FileNotFoundError(f"log {log} is not a file")
         log = read_jsonl(log)
     if not isinstance(log, (list, tuple)) or not all(isinstance(r, Mapping) for r in log):
         raise TypeError(f"log must be a path or a list of records (dicts), got {type(log).__name__}")
@@ -256,6 +256,12 @@ def _config_dict(config) -> dict:
 # %% ../nbs/03_training.ipynb #c040a
 def run_config(modules: dict, optimizer, scheduler=None, processes: int = 1, config=None, **fit_args) -> dict:
     "The configuration `fit` compares on resume (plain JSON); `fit_args`: the arguments that change the result."
+    if not (isinstance(modules, Mapping) and all(isinstance(m, torch.nn.Module) for m in modules.values())):
+        raise TypeError(f"modules must be a dict name -> torch.nn.Module, got {modules!r:.200}")
+    if not hasattr(optimizer, "param_groups"):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    if scheduler is not None and not hasattr(scheduler, "state_dict"):
+        raise TypeError(f"scheduler must be a torch learning-rate scheduler or None, got {type(scheduler).__name__}")
     groups = [{k: v for k, v in g.items() if k != "params"} | {"parameters": sum(p.numel() for p in g["params"])}
               for g in optimizer.param_groups]
     sched = None if scheduler is None else {"class": type(scheduler).__name__} | scheduler.state_dict()
@@ -367,7 +373,7 @@ def _write_checkpoint(path, ck: dict) -> Path:
 def read_checkpoint(path) -> dict:
     "The checkpoint `fit` wrote to `path` (safetensors + JSON; no unpickling): modules, optimizer, scheduler, state…"
     from safetensors import safe_open
-    path = Path(path)
+    path = check_path(path, "path")
     try:
         with safe_open(str(path), framework="pt", device="cpu") as f:
             meta, tensors = f.metadata() or {}, {k: f.get_tensor(k) for k in f.keys()}
@@ -562,7 +568,7 @@ def _check_out_dir(out_dir, name: str = "out_dir") -> Path:
     "`out_dir` as a Path: a path-like that is a folder or does not exist yet."
     if isinstance(out_dir, bool) or not isinstance(out_dir, (str, os.PathLike)) or str(out_dir) == "":
         raise TypeError(f"{name} must be a folder path, got {out_dir!r}")
-    path = Path(out_dir)
+    path = check_path(out_dir, name)
     if path.exists() and not path.is_dir(): raise ValueError(f"{name} {path} exists and is not a folder")
     return path
 
