@@ -11,6 +11,7 @@ import numpy as np
 from tqdm.auto import tqdm
 from .checks import check_choice, check_flag, check_number, check_positive_int, check_sentences
 from .checks import check_text, check_type
+from .checks import check_file
 from .decoding import directional_generate
 from .io import CorruptFileError, KeyedStore, LockedError, append_jsonl, atomic_write_json, exclusive
 from .io import atomic_write_text, fingerprint, read_jsonl
@@ -117,9 +118,25 @@ def generate_chains(model, tokenizer, sources: Sequence[str], rounds: int = 32, 
 FILTERS = ("newline", "repeat", "empty", "truncated")
 
 # %% ../nbs/22_chains.ipynb #c025f
+def _chain_of(rec, where: str) -> list:
+    "The 'chain' of a record: a dict whose 'chain' is a list of sentences (str); errors name `where`."
+    check_type(rec, where, dict, "a chain record (a dict)")
+    if "chain" not in rec: raise ValueError(f"{where} has no 'chain' (expected a list of sentences, source first)")
+    chain = check_type(rec["chain"], f"{where}['chain']", (list, tuple), "a list of sentences")
+    bad = [i for i, x in enumerate(chain) if not isinstance(x, str)]
+    if bad: raise TypeError(f"{where}['chain'][{bad[0]}] is {type(chain[bad[0]]).__name__}, not a sentence (str)")
+    return list(chain)
+
+def _check_flaggable(rec, min_repeat, where: str = "rec") -> list:
+    "The chain of a record `chain_flags` can judge ('stops', if any, a list); `min_repeat` a positive int."
+    check_positive_int(min_repeat, "min_repeat")
+    chain = _chain_of(rec, where)
+    check_type(rec.get("stops", []), f"{where}['stops']", (list, tuple), "a list of stop reasons")
+    return chain
+
 def chain_flags(rec: dict, min_repeat: int = 3) -> list[str]:
     "The filter rules a chain record violates (empty list = keep)."
-    chain = rec["chain"]
+    chain = _check_flaggable(rec, min_repeat)
     flags = []
     if any("\n" in x for x in chain[1:]): flags.append("newline")
     if len(chain) >= 2 and (chain.count(chain[-1]) >= min_repeat or chain.count(chain[-2]) >= min_repeat):
@@ -131,6 +148,9 @@ def chain_flags(rec: dict, min_repeat: int = 3) -> list[str]:
 # %% ../nbs/22_chains.ipynb #c025b
 def filter_chains(recs: Sequence[dict], rules: Sequence[str] = FILTERS, min_repeat: int = 3) -> tuple[list[dict], dict]:
     "Keep the chains that violate none of `rules`; also return counts per rule (a chain may count in several), totals."
+    check_type(recs, "recs", (list, tuple), "a list of chain records")
+    check_type(rules, "rules", (list, tuple), f"a list of filter rules (of {FILTERS})")
+    for i, rec in enumerate(recs): _check_flaggable(rec, min_repeat, f"recs[{i}]")
     bad = [r for r in rules if r not in FILTERS]
     if bad: raise ValueError(f"Unknown filter rule(s) {bad}; choose from {FILTERS}")
     min_repeat = check_positive_int(min_repeat, "min_repeat")
@@ -191,11 +211,7 @@ def generate_list_chains(model, tokenizer, sources: Sequence[str], n: int = 32, 
 # %% ../nbs/22_chains.ipynb #c031c
 def _check_chain(rec, where: str) -> list:
     "The chain of a record: a list of >= 2 sentences (source first); a string, a 1-sentence chain … named by `where`."
-    check_type(rec, where, dict, "a chain record (a dict)")
-    if "chain" not in rec: raise KeyError(f"{where} has no 'chain' (expected a list of sentences, source first)")
-    chain = check_type(rec["chain"], f"{where}['chain']", (list, tuple), "a list of sentences")
-    bad = [i for i, x in enumerate(chain) if not isinstance(x, str)]
-    if bad: raise TypeError(f"{where}['chain'][{bad[0]}] is {type(chain[bad[0]]).__name__}, not a sentence (str)")
+    chain = _chain_of(rec, where)
     if len(chain) < 2:
         raise ValueError(f"{where}['chain'] holds {len(chain)} sentence(s); a chain needs its source and >= 1 rewrite")
     return list(chain)
@@ -217,8 +233,7 @@ def shuffle_chains(recs: Sequence[dict], seed: int = 0) -> list[dict]:
 # %% ../nbs/22_chains.ipynb #c034r
 def read_sentences(path) -> list[str]:
     "Non-empty stripped lines of a text file, de-duplicated in order."
-    p = Path(path)
-    if not p.is_file(): raise FileNotFoundError(f"input file {str(p)!r} does not exist")
+    p = check_file(path, "input file")
     try: text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as e: raise ValueError(f"input file {str(p)!r}: byte {e.start} is not UTF-8") from None
     out = list(dict.fromkeys(s.strip() for s in text.splitlines() if s.strip()))
@@ -415,8 +430,7 @@ def _mismatch(path: Path, m: dict, found: dict) -> ChainIntegrityError:
 # %% ../nbs/22_chains.ipynb #h2c17
 def verify_chain_file(path) -> dict:
     "The manifest of the chains file `path` after checking the whole file against it."
-    path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"chains file {path} does not exist")
+    path = check_file(path, "chains file")
     m = _read_manifest(path)
     found = _file_state(path)
     if any(found[k] != m[k] for k in ("sha256", "bytes", "records")): raise _mismatch(path, m, found)
@@ -443,6 +457,7 @@ def _check_record(rec: dict, where: str) -> dict:
 # %% ../nbs/22_chains.ipynb #h2c19
 def read_chains(path) -> list[dict]:
     "The chain records of `path`, verified against its manifest and checked field by field."
+    path = check_file(path, "chains file")
     verify_chain_file(path)
     return [_check_record(r, f"{path}:{i}") for i, r in enumerate(read_jsonl(path), start=1)]
 
@@ -583,7 +598,9 @@ def _job_of(job, sources) -> tuple:
         if sources is None: raise ValueError("sources: required when the job is given as RankingSettings")
         return job, [x.strip() for x in check_sentences(sources, "sources")]
     if sources is not None: raise ValueError("sources: leave it out when the job is an argv (it names --input)")
-    s, a = parse_job_args(job, out=False)
+    try: s, a = parse_job_args(job, out=False)
+    except SystemExit:                                       # argparse has printed the usage and what is wrong
+        raise ValueError(f"job {job!r} is not a valid generate-ranking argv (see the message above)") from None
     return s, read_sentences(a.input)[:a.limit]
 
 # %% ../nbs/22_chains.ipynb #h2c30
@@ -702,12 +719,14 @@ def _rank(a: np.ndarray) -> np.ndarray:
     from scipy.stats import rankdata
     return rankdata(a, axis=-1)
 
-def _check_similarities(S) -> np.ndarray:
-    "S as float64 [N, K, K] with K >= 3, all finite."
-    S = np.asarray(S, dtype=np.float64)
-    if S.ndim != 3 or S.shape[1] != S.shape[2] or S.shape[1] < 3:
-        raise ValueError(f"S must be [N, K, K] with K >= 3, got {S.shape}")
-    if not np.isfinite(S).all(): raise ValueError("S (chain similarity matrices) contains NaN or inf")
+def _check_similarities(S, name: str = "S") -> np.ndarray:
+    "S as float64 [N, K, K] with N >= 1 and K >= 3, all finite; errors name `name`."
+    try: S = np.asarray(S, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of similarity matrices [N, K, K], got {type(S).__name__}") from None
+    if S.ndim != 3 or S.shape[1] != S.shape[2] or S.shape[1] < 3 or S.shape[0] < 1:
+        raise ValueError(f"{name} must be [N, K, K] with N >= 1 and K >= 3, got {S.shape}")
+    if not np.isfinite(S).all(): raise ValueError(f"{name} (chain similarity matrices) contains NaN or inf")
     return S
 
 def monotonicity(S: np.ndarray) -> dict:
@@ -733,8 +752,16 @@ def monotonicity_summary(S: np.ndarray) -> dict:
             "sim_to_source": [float(x) for x in S[:, 0, :].mean(0)]}
 
 # %% ../nbs/22_chains.ipynb #c039
+def _check_methods(S_by_method, path) -> dict:
+    "A non-empty dict of method name -> similarity matrices [N, K, K] (as `monotonicity` takes); `path` None or a path."
+    check_type(S_by_method, "S_by_method", dict, "a dict of method name -> similarity matrices [N, K, K]")
+    if not S_by_method: raise ValueError("S_by_method is empty: pass the similarity matrices of at least one method")
+    if path is not None: check_type(path, "path", (str, os.PathLike), "a path (str or os.PathLike) or None")
+    return {k: _check_similarities(S, f"S_by_method[{k!r}]") for k, S in S_by_method.items()}
+
 def plot_monotonicity(S_by_method: dict, path=None, title: str = "similarity to x(0) along the chain"):
     "Left: mean cos(x0, xi) per index i for each method (±1 s.e.); right: each method's mean similarity matrix."
+    S_by_method = _check_methods(S_by_method, path)
     import matplotlib.pyplot as plt                 # the caller's backend: inline in JupyterLab, files elsewhere
     n = len(S_by_method)
     fig, axes = plt.subplots(1, 1 + n, figsize=(4.5 * (1 + n), 3.8))

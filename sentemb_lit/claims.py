@@ -6,17 +6,25 @@
 __all__ = ['CLAIM_STATUSES', 'read_claims', 'read_claim_status', 'not_reproduced_section', 'update_notes']
 
 # %% ../nbs/95_claims.ipynb #k002
-import csv, re
+import csv, os, re
 from pathlib import Path
+from .checks import check_type
 from .io import atomic_write_text
 
 # %% ../nbs/95_claims.ipynb #c029
+def _paper_dir(paper_dir) -> Path:
+    "`paper_dir` as a Path if it is a str or os.PathLike naming an existing folder; else TypeError / FileNotFoundError."
+    check_type(paper_dir, "paper_dir", (str, os.PathLike), "a path (str or os.PathLike)")
+    try: found = Path(paper_dir).is_dir()
+    except OSError: found = False                               # a name the system refuses (e.g. too long)
+    if not found:
+        raise FileNotFoundError(f"paper_dir {str(paper_dir)!r} is not an existing folder (it should hold claims.csv)")
+    return Path(paper_dir)
+
 def read_claims(paper_dir) -> dict:
     "The paper's numbers (claims.csv) keyed by (table, method, metric); a folder without claims.csv has none."
     import csv
-    if not Path(paper_dir).is_dir():
-        raise FileNotFoundError(f"paper_dir {str(paper_dir)!r} is not an existing folder (it should hold claims.csv)")
-    path = Path(paper_dir) / "claims.csv"
+    path = _paper_dir(paper_dir) / "claims.csv"
     if not path.exists(): return {}
     with open(path, encoding="utf-8", newline="") as f: rows = list(csv.DictReader(f))
     for i, r in enumerate(rows, start=2):
@@ -45,9 +53,7 @@ def _status_rows(path: Path, need: tuple) -> list[dict]:
 # %% ../nbs/95_claims.ipynb #nr03
 def read_claim_status(paper_dir) -> list[dict]:
     "Every claim of a paper with its status and reason: the rows of claims.csv, then those of coverage.csv."
-    paper_dir = Path(paper_dir)
-    if not paper_dir.is_dir():
-        raise FileNotFoundError(f"paper_dir {str(paper_dir)!r} is not an existing folder (it should hold claims.csv)")
+    paper_dir = _paper_dir(paper_dir)
     out, claims, cover = [], paper_dir / "claims.csv", paper_dir / "coverage.csv"
     if claims.exists():
         for r in _status_rows(claims, ("table", "method", "metric", "value", "status", "reason")):

@@ -9,21 +9,92 @@ from typing import Callable
 import numpy as np
 from tqdm.auto import trange
 from scipy import stats
+from .checks import check_number, check_positive_int, check_type
 from .report import _gold_terms, _pair_parts, _spearman_if, _mid_cdf, _tie_groups, two_level_interval, paired_items
 
 # %% auto #0
 __all__ = ['seed_coefficients', 'sts_world', 'world_truth', 'sts_replication', 'coverage', 'accuracy_world', 'accuracy_truth',
            'accuracy_replication', 'ap_world', 'ap_truth', 'ap_replication']
 
+# %% ../nbs/93_coverage.ipynb #cv01a
+def _check_rng(rng) -> np.random.Generator:
+    "`rng` if it is a numpy Generator; else a TypeError naming it."
+    return check_type(rng, "rng", np.random.Generator, "a numpy Generator (np.random.default_rng(seed))")
+
+def _check_seed_args(S, K, tau, r) -> None:
+    "S seeds and K directions (positive ints), the seed sd τ >= 0 and the shared share r in [0, 1]."
+    check_positive_int(S, "S")
+    check_positive_int(K, "K")
+    check_number(tau, "tau", ge=0)
+    check_number(r, "r", ge=0, le=1)
+
+def _scores(x, name: str, ndim: int = 1) -> np.ndarray:
+    "`x` as a non-empty finite float64 array of `ndim` dimensions; else a ValueError naming `name`."
+    try: a = np.asarray(x, np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(x).__name__}") from None
+    if a.ndim != ndim or a.size == 0 or not np.isfinite(a).all():
+        raise ValueError(f"{name} must be a non-empty {ndim}-d array of finite numbers, got shape {a.shape}")
+    return a
+
+def _check_sts_inputs(gold, base_a, base_b, directions) -> None:
+    "Dicts task -> scores [n] (gold, base_a, base_b) and task -> K vectors [K, n] (directions), gold's tasks in all."
+    for name, d in (("gold", gold), ("base_a", base_a), ("base_b", base_b), ("directions", directions)):
+        check_type(d, name, dict, "a dict task -> scores")
+    if not gold: raise ValueError("gold is empty: sts_world needs at least one task")
+    for t, g in gold.items():
+        n = len(_scores(g, f"gold[{t!r}]"))
+        for name, d in (("base_a", base_a), ("base_b", base_b), ("directions", directions)):
+            if t not in d: raise ValueError(f"{name} has no entry for the task {t!r} of gold")
+            x = _scores(d[t], f"{name}[{t!r}]", 2 if name == "directions" else 1)
+            if x.shape[-1] != n: raise ValueError(f"{name}[{t!r}] has {x.shape[-1]} pairs, gold[{t!r}] {n}")
+
+# %% ../nbs/93_coverage.ipynb #cv01b
+def _check_world(world, arrays: dict, pairs: tuple, builder: str, name: str = "world") -> dict:
+    "A dict as `builder` returns: `arrays` maps keys to the ndim of their numpy arrays, `pairs` keys hold 2 numbers."
+    check_type(world, name, dict, f"the dict {builder} returns")
+    missing = [k for k in (*arrays, *pairs) if k not in world]
+    if missing: raise ValueError(f"{name} lacks {missing}: pass the dict {builder} returns")
+    for k, ndim in arrays.items():
+        a = world[k]
+        if not isinstance(a, np.ndarray) or a.ndim != ndim or a.size == 0:
+            raise ValueError(f"{name}[{k!r}] must be a non-empty {ndim}-d numpy array, as {builder} makes it")
+    for k in pairs:
+        p = check_type(world[k], f"{name}[{k!r}]", (tuple, list), "a pair of numbers (A, B)")
+        if len(p) != 2: raise ValueError(f"{name}[{k!r}] must be a pair of numbers (A, B), got {len(p)} values")
+        for i, x in enumerate(p): check_number(x, f"{name}[{k!r}][{i}]")
+    return world
+
+def _check_sts_world(world) -> dict:
+    "A world of `sts_world`: a non-empty dict task -> {gold, A, B [n]; D [K, n]}, one K for all tasks."
+    check_type(world, "world", dict, "the dict sts_world returns")
+    if not world: raise ValueError("world is empty: sts_world returns one entry per task")
+    for t, w in world.items():
+        _check_world(w, {"gold": 1, "A": 1, "B": 1, "D": 2}, (), "sts_world", f"world[{t!r}]")
+        if not len(w["gold"]) == len(w["A"]) == len(w["B"]) == w["D"].shape[1]:
+            raise ValueError(f"world[{t!r}]: gold, A, B and the rows of D must have one length")
+    if len({w["D"].shape[0] for w in world.values()}) != 1:
+        raise ValueError("world: every task's D must hold the same number K of seed directions")
+    return world
+
+def _check_seeds(seeds) -> None:
+    "A non-empty tuple of seed counts S (positive ints)."
+    check_type(seeds, "seeds", (tuple, list), "a tuple of seed counts S")
+    if not seeds: raise ValueError("seeds is empty: give at least one seed count S")
+    for i, S in enumerate(seeds): check_positive_int(S, f"seeds[{i}]")
+
 # %% ../nbs/93_coverage.ipynb #cv02
 def seed_coefficients(rng, S: int, K: int, tau: float, r: float) -> tuple[np.ndarray, np.ndarray]:
     "Seed effects [S, K] of systems A and B, a = τ(√r g + √(1−r) h): g is shared by A and B at one seed."
+    _check_rng(rng)
+    _check_seed_args(S, K, tau, r)
     g = rng.normal(size=(S, K))
     hA, hB = rng.normal(size=(S, K)), rng.normal(size=(S, K))
     return tau * (math.sqrt(r) * g + math.sqrt(1 - r) * hA), tau * (math.sqrt(r) * g + math.sqrt(1 - r) * hB)
 
 def sts_world(gold: dict, base_a: dict, base_b: dict, directions: dict) -> dict:
     "The population per task: gold, both systems' base scores, and the K seed directions scaled to A's spread."
+    _check_sts_inputs(gold, base_a, base_b, directions)
     world = {}
     for t, g in gold.items():
         a = np.asarray(base_a[t], np.float64)
@@ -43,6 +114,8 @@ def _rho(x: np.ndarray, gt: dict) -> float:
 
 def world_truth(world: dict, tau: float, r: float, M: int = 1000, seed: int = 1) -> dict:
     "θ per task and on the average (over M seeds, whole population), and the seed spreads of A and of A − B."
+    _check_sts_world(world)
+    check_positive_int(M, "M")
     rng = np.random.default_rng(seed)
     K = next(iter(world.values()))["D"].shape[0]
     aA, aB = seed_coefficients(rng, M, K, tau, r)
@@ -73,6 +146,10 @@ def _seeds_only(d: np.ndarray, level: float) -> dict | None:
 # %% ../nbs/93_coverage.ipynb #cv05
 def sts_replication(world: dict, seeds: tuple, tau: float, r: float, rng, level: float = 0.95) -> dict:
     "One draw of every task's test pairs and max(seeds) seeds; each method's interval using the first S, per task/avg."
+    _check_sts_world(world)
+    _check_seeds(seeds)
+    _check_rng(rng)
+    check_number(level, "level", gt=0, lt=1)
     K, S_max = next(iter(world.values()))["D"].shape[0], max(seeds)
     aA, aB = seed_coefficients(rng, S_max, K, tau, r)
     d, IF = {}, {}                                                          # [S_max] and [S_max, n] per task
@@ -95,12 +172,30 @@ def sts_replication(world: dict, seeds: tuple, tau: float, r: float, rng, level:
     return out
 
 # %% ../nbs/93_coverage.ipynb #cv06
+def _check_intervals(out, theta: dict) -> dict:
+    "What `replicate` returned: target -> method -> {lo, hi} or None, each target's θ (before '|') in `theta`."
+    check_type(out, "replicate(rng)", dict, "a dict target -> method -> interval {lo, hi} (or None)")
+    for target, methods in out.items():
+        check_type(target, "a target of replicate(rng)", str, "a str such as 'avg|S=3'")
+        check_type(methods, f"replicate(rng)[{target!r}]", dict, "a dict method -> interval {lo, hi} (or None)")
+        for m, iv in methods.items():
+            if iv is None: continue
+            if not (isinstance(iv, dict) and "lo" in iv and "hi" in iv):
+                raise ValueError(f"replicate(rng)[{target!r}][{m!r}] must be an interval {{lo, hi}} or None")
+            if target.split("|")[0] not in theta:
+                raise ValueError(f"theta has no value for the target {target!r} (its keys: {sorted(map(str, theta))})")
+    return out
+
 def coverage(replicate: Callable, theta: dict, R: int, seed: int = 0, progress: bool = False) -> dict:
     "Share of R replications whose interval holds θ (θ[target before '|']), and the mean width, per (target, method)."
+    if not callable(replicate):
+        raise TypeError(f"replicate must be a function rng -> intervals, got {type(replicate).__name__}")
+    check_type(theta, "theta", dict, "a dict target -> θ")
+    check_positive_int(R, "R")
     rng = np.random.default_rng(seed)
     hits, widths = {}, {}
     for _ in trange(R, disable=not progress, leave=False):
-        for target, methods in replicate(rng).items():
+        for target, methods in _check_intervals(replicate(rng), theta).items():
             for m, iv in methods.items():
                 if iv is None: continue
                 th = theta[target.split("|")[0]]
@@ -115,14 +210,26 @@ def accuracy_world(n_pool: int = 20000, delta: tuple = (0.12, 0.0), sigma: float
     rng = np.random.default_rng(seed)
     return {"l": rng.normal(1.2, 1.5, n_pool), "delta": delta, "sigma": sigma}
 
+def _check_accuracy_world(world) -> dict:
+    "A world of `accuracy_world`: difficulties l [n_pool], offsets delta (δ_A, δ_B), item noise sigma >= 0."
+    _check_world(world, {"l": 1}, ("delta",), "accuracy_world")
+    check_number(world.get("sigma"), "world['sigma']", ge=0)
+    return world
+
 def accuracy_truth(world: dict, tau: float) -> float:
     "θ = mean_i [Φ((ℓ_i + δ_A)/√(σ² + τ²)) − Φ((ℓ_i + δ_B)/√(σ² + τ²))] × 100, exactly."
+    _check_accuracy_world(world)
+    check_number(tau, "tau", ge=0)
     s = math.sqrt(world["sigma"] ** 2 + tau ** 2)
     dA, dB = world["delta"]
     return float(100 * (stats.norm.cdf((world["l"] + dA) / s) - stats.norm.cdf((world["l"] + dB) / s)).mean())
 
 def accuracy_replication(world: dict, S: int, tau: float, r: float, n: int, rng, level: float = 0.95) -> dict:
     "n items drawn from the pool, S seeds of each system: 0/1 correct per seed and item, and the interval."
+    _check_accuracy_world(world)
+    _check_seed_args(S, 1, tau, r)
+    check_positive_int(n, "n")
+    _check_rng(rng)
     l = world["l"][rng.integers(0, len(world["l"]), n)]
     uA, uB = seed_coefficients(rng, S, 1, tau, r)
     eps = lambda: world["sigma"] * rng.normal(size=(S, n))
@@ -150,8 +257,17 @@ def _ap(world: dict, q: np.ndarray, X: int, u: np.ndarray, rng) -> np.ndarray:
     return _average_precision(s, rel)
 
 # %% ../nbs/93_coverage.ipynb #cv10
+def _check_ap_world(world) -> dict:
+    "A world of `ap_world`: candidate difficulties v [n_pool, C], relevance rel [C] with a relevant one, mu (μ_A, μ_B)."
+    _check_world(world, {"v": 2, "rel": 1}, ("mu",), "ap_world")
+    if world["rel"].dtype != bool or len(world["rel"]) != world["v"].shape[1] or not world["rel"].any():
+        raise ValueError("world['rel'] must mark the relevant ones of the C candidates (a bool array [C], one True)")
+    return world
+
 def ap_truth(world: dict, tau: float, r: float, M: int = 200, seed: int = 1) -> float:
     "θ = E[AP_A] − E[AP_B] × 100 over the whole pool, by Monte Carlo over M seeds."
+    _check_ap_world(world)
+    check_positive_int(M, "M")
     rng = np.random.default_rng(seed)
     q = np.arange(len(world["v"]))
     uA, uB = seed_coefficients(rng, M, 1, tau, r)
@@ -159,6 +275,10 @@ def ap_truth(world: dict, tau: float, r: float, M: int = 200, seed: int = 1) -> 
 
 def ap_replication(world: dict, S: int, tau: float, r: float, n: int, rng, level: float = 0.95) -> dict:
     "n queries drawn from the pool, S seeds of each system: AP per seed and query, and the interval of MAP A − B."
+    _check_ap_world(world)
+    _check_seed_args(S, 1, tau, r)
+    check_positive_int(n, "n")
+    _check_rng(rng)
     q = rng.integers(0, len(world["v"]), n)
     uA, uB = seed_coefficients(rng, S, 1, tau, r)
     return {"MAP": {"two-level": paired_items(_ap(world, q, 0, uA, rng), _ap(world, q, 1, uB, rng), level)}}

@@ -8,13 +8,26 @@ import math
 from typing import Sequence
 import torch
 from tqdm.auto import tqdm
-from .checks import check_positive_int, check_text
+from .checks import check_positive_int, check_text, check_type
 
 # %% auto #0
 __all__ = ['MIN_SHARED_PREFIX', 'guided_scores', 'eos_token_ids', 'token_classes', 'common_prefix_len', 'directional_generate',
            'hf_guided_generate', 'hf_guided_generate_batch']
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c005a
+def _check_lam(lam, what: str = "lam") -> float:
+    "λ of Eq. 4: a finite number >= 0 (λ < 0 would weigh the negative stream above the conditional one)."
+    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam < 0:
+        raise ValueError(f"{what} must be a finite number >= 0 (λ of Eq. 4), got {lam!r}")
+    return float(lam)
+
+def _check_logp(x, name: str) -> torch.Tensor:
+    "`x` if it is a floating-point tensor of log-probabilities without NaN; else a TypeError or ValueError naming it."
+    check_type(x, name, torch.Tensor, "a torch.Tensor of log-probabilities [B, V]")
+    if not x.is_floating_point(): raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if torch.isnan(x).any(): raise ValueError(f"{name} contains NaN")
+    return x
+
 def _check_same_shape(logp_cond: torch.Tensor, logp_neg: torch.Tensor):
     "Both streams score the same rows and vocabulary."
     if logp_cond.shape != logp_neg.shape:
@@ -41,13 +54,14 @@ def _check_prompts(prompts, what: str) -> list[str]:
         if not p.strip(): raise ValueError(f"{what}[{i}] is an empty or whitespace-only string")
     return prompts
 
-def _check_lam(lam, what: str = "lam") -> float:
-    "λ of Eq. 4: a finite number >= 0 (λ < 0 would weigh the negative stream above the conditional one)."
-    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam < 0:
-        raise ValueError(f"{what} must be a finite number >= 0 (λ of Eq. 4), got {lam!r}")
-    return float(lam)
-
 # %% ../nbs/20_contrastive_decoding.ipynb #c008b
+def _check_tokenizer(tokenizer, *needs: str, name: str = "tokenizer"):
+    "`tokenizer` if it has the attributes `needs` (as a Hugging Face tokenizer does); else a TypeError naming `name`."
+    if not all(hasattr(tokenizer, a) for a in needs):
+        raise TypeError(f"{name} must be a Hugging Face tokenizer (with {', '.join(needs)}), "
+                        f"got {type(tokenizer).__name__}")
+    return tokenizer
+
 def eos_token_ids(model, tokenizer) -> set[int]:
     "The end-of-sequence ids generate() stops at: the model's generation_config, else the tokenizer's EOS."
     e = getattr(getattr(model, "generation_config", None), "eos_token_id", None)

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Callable, Sequence
 import numpy as np, pandas as pd
 from scipy.stats import pearsonr, spearmanr
+from .checks import check_type
 from .data import STS_TASKS, STSData, load_sts
 
 # %% auto #0
@@ -61,6 +62,8 @@ AGGREGATIONS = ("all", "mean", "wmean")
 
 def task_scores(data: STSData, pred: np.ndarray) -> dict:
     "Correlations of one task: per subset and the three aggregations (STS12–16), or the split's (STS-B, SICK-R)."
+    check_type(data, "data", STSData, "an STSData (from load_sts)")
+    pred, _ = _check_scores(pred, data.scores, data.task)
     res = {"all": correlations(pred, data.scores, data.task)}
     if data.subsets:
         subsets = np.asarray(data.subsets)
@@ -256,8 +259,19 @@ def similarity_by_gold_bin(encode: Callable, variant: str = "original", root=Non
     return pd.DataFrame({"cosine": cos, "gold": d.scores, "bin": pd.cut(d.scores, bins, right=False, labels=labels)})
 
 # %% ../nbs/02_evaluation.ipynb #3d63b382
+def _check_frames(frames) -> dict:
+    "A non-empty dict of name -> DataFrame with 'cosine' and 'bin' columns (as `similarity_by_gold_bin` returns)."
+    check_type(frames, "frames", dict, "a dict of name -> DataFrame of similarity_by_gold_bin")
+    if not frames: raise ValueError("frames is empty: pass at least one frame of similarity_by_gold_bin")
+    for name, df in frames.items():
+        check_type(df, f"frames[{name!r}]", pd.DataFrame, "a DataFrame of similarity_by_gold_bin")
+        missing = [c for c in ("cosine", "bin") if c not in df.columns]
+        if missing: raise ValueError(f"frames[{name!r}] lacks the column(s) {missing} (see similarity_by_gold_bin)")
+    return frames
+
 def plot_similarity_density(frames: dict, ax=None):
     "Density of cosine similarity per gold bin, one panel per named frame of `similarity_by_gold_bin`."
+    _check_frames(frames)
     import matplotlib.pyplot as plt
     from scipy.stats import gaussian_kde
     fig, axes = plt.subplots(1, len(frames), figsize=(4.5 * len(frames), 3.2), squeeze=False)

@@ -6,10 +6,10 @@
 __all__ = ['PREDICTIONS', 'MANIFEST', 'save_predictions', 'load_predictions', 'verify_predictions']
 
 # %% ../nbs/94_predictions.ipynb #q002
-import json, re
+import json, os, re
 from pathlib import Path
 import numpy as np
-from .checks import check_all_finite
+from .checks import check_all_finite, check_type
 from .io import _atomic_write, atomic_write_json, exclusive, file_digest
 
 # %% ../nbs/94_predictions.ipynb #q004
@@ -32,11 +32,15 @@ def _as_record(gold, seeds) -> tuple[dict, list[dict]]:
 # %% ../nbs/94_predictions.ipynb #pr01
 PREDICTIONS, MANIFEST = "predictions", "MANIFEST.json"
 
+def _run_dir(run_dir) -> Path:
+    "`run_dir` as a Path if it is a str or os.PathLike; else a TypeError naming it."
+    return Path(check_type(run_dir, "run_dir", (str, os.PathLike), "a path (str or os.PathLike)"))
+
 def _prediction_path(run_dir, name) -> Path:
     "predictions/<name>.npz inside run_dir; a name is one path component of letters, digits and ._+=- (no '..')."
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,150}", name) or ".." in name:
         raise ValueError(f"name must be one path component of letters, digits and ._+=- without '..', got {name!r}")
-    return Path(run_dir) / PREDICTIONS / f"{name}.npz"
+    return _run_dir(run_dir) / PREDICTIONS / f"{name}.npz"
 
 def _manifest(folder: Path) -> dict:
     "The folder's manifest (empty when there is none yet); a damaged one is named."
@@ -90,8 +94,11 @@ def load_predictions(run_dir, name: str) -> tuple[dict, list[dict]]:
 # %% ../nbs/94_predictions.ipynb #pr04
 def verify_predictions(run_dir) -> list[str]:
     "Check every predictions file of a run against MANIFEST.json (and that every file is listed); their names."
-    folder = Path(run_dir) / PREDICTIONS
-    if not folder.is_dir(): return []
+    folder = _run_dir(run_dir) / PREDICTIONS
+    try: found = folder.is_dir()
+    except OSError as e:
+        raise ValueError(f"run_dir {str(run_dir)!r}: cannot look for {PREDICTIONS}/ ({e.strerror})") from None
+    if not found: return []
     listed, present = set(_manifest(folder)), {p.name for p in folder.glob("*.npz")}
     if present - listed: raise ValueError(f"{folder}: {sorted(present - listed)} not in {MANIFEST}")
     for f in sorted(listed): _verified(folder / f)

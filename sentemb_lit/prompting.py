@@ -97,8 +97,8 @@ def resolve_template(template: str) -> str:
     n = template.count(SLOT)
     if n == 0:
         if template.strip() and not any(c.isspace() for c in template) and "{" not in template:
-            raise KeyError(f"Unknown template key {template!r}; choose one of {sorted(TEMPLATES)} "
-                           f"or pass a template text containing {SLOT}")
+            raise ValueError(f"Unknown template key {template!r}; choose one of {sorted(TEMPLATES)} "
+                             f"or pass a template text containing {SLOT}")
         raise ValueError(f"Template {template!r} has no {SLOT} slot: it needs exactly one")
     if n > 1: raise ValueError(f"Template {template!r} has {n} {SLOT} slots: it needs exactly one")
     return template

@@ -4,15 +4,16 @@
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c002
 from __future__ import annotations
-import copy, inspect, json, math, time
+import copy, inspect, json, math, os, time
 from pathlib import Path
 from typing import Sequence
 import numpy as np
 import torch
-from .checks import (check_all_finite, check_choice, check_flag, check_number, check_positive_int,
-                                check_sentences, check_type)
+from .checks import (check_all_finite, check_choice, check_file, check_flag, check_number,
+                                check_positive_int, check_sentences, check_type)
 from .losses import _cos_matrix
 from .models import POOLINGS, pool, SentenceEncoder, check_max_length, load_encoder, MODEL_REGISTRY
+from .decoding import _check_tokenizer
 from .io import read_json_verified, read_jsonl, write_json_verified
 from .training import CHECKPOINT, fit, set_seed
 
@@ -102,6 +103,26 @@ def _check_same_config(stored, now: dict, where) -> None:
     if diff:
         raise ValueError(f"{where} was written with another config {diff} (stored vs now); use another folder")
 
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk5
+def _check_path(path, name: str) -> Path:
+    "`path` as a Path if it is a str or os.PathLike; else a TypeError naming `name`."
+    return Path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)"))
+
+def _check_encoder(encoder):
+    "A transformers encoder: a torch module whose `config` holds `hidden_size` (an int)."
+    check_type(encoder, "encoder", torch.nn.Module, "a transformers encoder (a torch.nn.Module)")
+    if not isinstance(getattr(getattr(encoder, "config", None), "hidden_size", None), int):
+        raise TypeError(f"encoder must be a transformers encoder with config.hidden_size, got {type(encoder).__name__}")
+    return encoder
+
+def _check_pairs(pairs) -> dict:
+    "Per-pair results as `STSResults.pairs` holds them: task (str) -> {'gold', 'pred', 'subset'} (a dict)."
+    check_type(pairs, "pairs", dict, "a dict task -> {'gold', 'pred', 'subset'} (STSResults.pairs)")
+    for t, p in pairs.items():
+        check_type(t, "a task name in pairs", str)
+        check_type(p, f"pairs[{t!r}]", dict, "a dict {'gold', 'pred', 'subset'}")
+    return pairs
+
 # %% ../nbs/21_ranking_posttraining.ipynb #c005
 INDEX_MODES = ("paper", "official")        # Algorithm 1 mode: Eq. 6's sign test, or the official code's
 
@@ -167,6 +188,7 @@ def ranking_target(phi: torch.Tensor, mode: str = "full", omega: float = 0.5,
 class RankStudent(torch.nn.Module):
     "A transformers encoder + pooling, with an optional MLP head (Linear+Tanh) applied in training only."
     def __init__(self, encoder, pooling: str = "cls", mlp: bool = True):
+        _check_encoder(encoder)
         super().__init__()
         self.encoder, self.pooling = encoder, check_choice(pooling, "pooling", POOLINGS)
         H = encoder.config.hidden_size
@@ -181,6 +203,8 @@ class RankStudent(torch.nn.Module):
 # %% ../nbs/21_ranking_posttraining.ipynb #r21st1
 def same_tokenizer(a, b) -> bool:
     "Whether two tokenizers split text identically (same class and the same vocabulary)."
+    _check_tokenizer(a, "get_vocab", "__len__", name="a")
+    _check_tokenizer(b, "get_vocab", "__len__", name="b")
     return type(a) is type(b) and len(a) == len(b) and a.get_vocab() == b.get_vocab()
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21cl0
@@ -313,6 +337,8 @@ def _sts(student: RankStudent, tok, test_limit):
 def save_pairs(path, pairs: dict) -> Path:
     "Per-pair gold scores and cosines of an STS evaluation (`STSResults.pairs`) as a compressed .npz."
     from sentemb_lit.io import _atomic_write
+    _check_path(path, "path")
+    _check_pairs(pairs)
     arrays = {f"{t}.{k}": np.asarray(v) for t, p in pairs.items() for k, v in p.items() if v is not None}
     def write(tmp):
         with open(tmp, "wb") as f: np.savez_compressed(f, **arrays)
@@ -322,13 +348,14 @@ def save_pairs(path, pairs: dict) -> Path:
 # %% ../nbs/21_ranking_posttraining.ipynb #r21pe2
 def load_pairs(path) -> dict:
     "The pairs dict written by `save_pairs`: task -> {'gold', 'pred', 'subset'}."
+    path = check_file(path, "pairs file")
     try:
         with np.load(path, allow_pickle=False) as z:                     # arrays only: an .npz never runs code
             out = {}
             for name in z.files:
                 t, k = name.rsplit(".", 1)
                 out.setdefault(t, {})[k] = z[name]
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise ValueError(f"cannot read the pairs file {path} ({type(e).__name__}: {str(e)[:200]}); "
                          "a file of save_pairs holds arrays named '<task>.<gold|pred|subset>'") from None
     return out
@@ -342,6 +369,7 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
     run_dir/result.json with the run's `config` (ListMLE form, Algorithm 1 mode, seed, …); a cache written with
     another config is refused, naming the differing keys. The cache carries its content hash (`io.write_json_verified`):
     an edited one is refused (`IntegrityError`), as is one without a hash until `io.seal_json`ed."""
+    _check_path(run_dir, "run_dir")
     config, cache = run_config(chains, **kw), Path(run_dir) / "result.json"
     if cache.exists():
         res = read_json_verified(cache)                           # an edited or unhashed cache is refused

@@ -1,5 +1,5 @@
-"""Bad inputs to sentemb_lit.prompting: each raises a clear ValueError / TypeError (or KeyError for an unknown
-template key) whose message names the offending argument or value; tiny random models, seconds."""
+"""Bad inputs to sentemb_lit.prompting: each raises a clear ValueError / TypeError (a ValueError for an unknown
+template key too) whose message names the offending argument or value; tiny random models, seconds."""
 import io
 import re
 import numpy as np
@@ -27,7 +27,7 @@ def mp(bert):
 @pytest.mark.parametrize("bad, err, match", [
     ("Say it", ValueError, r"Template 'Say it' has no \{sentence\} slot"),
     ("{sentence} {sentence}", ValueError, r"has 2 \{sentence\} slots"),
-    ("unknownkey", KeyError, r"Unknown template key 'unknownkey'"),
+    ("unknownkey", ValueError, r"Unknown template key 'unknownkey'"),
     (None, TypeError, r"template must be a string.*got NoneType"),
     (3, TypeError, r"template must be a string.*got int"),
 ])
@@ -39,7 +39,7 @@ def test_bad_template(bad, err, match):
 def test_split_and_fill_reject_bad_template():
     with pytest.raises(ValueError, match=r"Template 'no slot here' has no"):
         split_template("no slot here")
-    with pytest.raises(KeyError, match=r"Unknown template key 'cot'"):
+    with pytest.raises(ValueError, match=r"Unknown template key 'cot'"):
         fill_template("cot", "a dog")
 
 
@@ -62,7 +62,7 @@ def test_normalize_sentence_type(bad, match):
     (dict(bos="yes"), ValueError, r"bos must be 'auto', True, False or a token id, got 'yes'"),
     (dict(max_length=0), ValueError, r"max_length must be a positive int, got 0"),
     (dict(device="nonsense-device"), ValueError, r"device must be a torch device.*'nonsense-device'"),
-    (dict(template="nope"), KeyError, r"Unknown template key 'nope'"),
+    (dict(template="nope"), ValueError, r"Unknown template key 'nope'"),
 ])
 def test_prompt_encoder_bad_arguments(llama, kwargs, err, match):
     with pytest.raises(err, match=match):
@@ -237,7 +237,7 @@ def test_encode_distributed_bad(enc):
 
 
 @pytest.mark.parametrize("argv, text, err, match", [
-    (["--method", "zzz"], "x\n", KeyError, r"Unknown template key 'zzz'"),
+    (["--method", "zzz"], "x\n", ValueError, r"Unknown template key 'zzz'"),
     (["--template", "{sentence} and {sentence}"], "x\n", ValueError, r"2 \{sentence\} slots"),
     (["--template", "no slot"], "x\n", ValueError, r"no \{sentence\} slot"),
     ([], "\nx\n", ValueError, r"line 1 is empty"),

@@ -112,7 +112,7 @@ def test_store_name_of_another_type(tmp_path, job):
     (lambda: C.shuffle_chains([{"chain": ["a"]}]), ValueError, r"recs\[0\]\['chain'\] holds 1 sentence"),
     (lambda: C.shuffle_chains([{"chain": "a b c"}]), TypeError, r"recs\[0\]\['chain'\] must be a list of sentences"),
     (lambda: C.shuffle_chains([{"chain": ["a", 3]}]), TypeError, r"recs\[0\]\['chain'\]\[1\] is int"),
-    (lambda: C.shuffle_chains([{"source": "a"}]), KeyError, r"recs\[0\] has no 'chain'"),
+    (lambda: C.shuffle_chains([{"source": "a"}]), ValueError, r"recs\[0\] has no 'chain'"),
 ])
 def test_chain_inputs_that_make_no_sense(call, err, msg):
     with pytest.raises(err, match=msg): call()
