@@ -25,10 +25,19 @@ PKG = Path(sentemb_lit.__file__).resolve().parent
 
 # Names the walk does not call, each with its reason.
 SKIP = {
-    "bench": "benchmarks time real models for minutes; their inputs are checked by tests/test_bench* and the CLI",
+    "bench": "benchmarks time real models for minutes; nbs/91_bench tests each on tiny models",
     "cli": "the command layer parses argv (an argparse exit, not an exception): every error is one line, tested in "
            "tests/test_cli_papermill.py and tests/test_reproduce_safety.py",
+    "chains.parse_job_args": "an argv parser: a bad argv is argparse's one-line exit (tests/test_decoding.py); the "
+                             "library path (cached_chains) raises a ValueError naming the job",
 }
+# Deferred, each with its reason: these functions are part of the code a chain run reaches (`chains.chain_code`), so
+# a check added inside them changes the key of every committed chain set and would make the committed cpu record
+# stale. Their checks land with the chain record of issue 26 (new generator and rules) or the decoding rewrite of
+# issue 24, both of which re-key every chain set anyway.
+CHAIN_KEYED = ("chains.ranking_prompt", "chains.clean_output", "chains.parse_numbered_list", "decoding.guided_scores",
+               "decoding.eos_token_ids", "decoding.token_classes")
+SKIP |= {n: "reached by the committed chain keys; checks land with the chain rerun (issues 24, 26)" for n in CHAIN_KEYED}
 INTERNAL = (AttributeError, IndexError, ZeroDivisionError, UnboundLocalError, NameError, RecursionError,
             AssertionError, StopIteration, UnicodeDecodeError)
 
