@@ -18,9 +18,9 @@ from .io import read_json_verified, read_jsonl, write_json_verified
 from .training import CHECKPOINT, fit, set_seed
 
 # %% auto #0
-__all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'TARGETS', 'refine_similarity', 'listmle_loss', 'ranking_target',
-           'RankStudent', 'same_tokenizer', 'chain_loss', 'run_config', 'posttrain', 'collapse_repeats', 'save_pairs',
-           'load_pairs', 'posttrain_and_evaluate']
+__all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'PADDING', 'TARGETS', 'refine_similarity', 'listmle_loss',
+           'ranking_target', 'RankStudent', 'same_tokenizer', 'chain_loss', 'run_config', 'posttrain',
+           'collapse_repeats', 'save_pairs', 'load_pairs', 'posttrain_and_evaluate']
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21chk1
 def _check_float_tensor(x, what: str) -> torch.Tensor:
@@ -126,14 +126,23 @@ def _check_pairs(pairs) -> dict:
 # %% ../nbs/21_ranking_posttraining.ipynb #c005
 INDEX_MODES = ("paper", "official")        # Algorithm 1 mode: Eq. 6's sign test, or the official code's
 
+def _sorted_upper(phi: torch.Tensor, upper: torch.Tensor, index_mode: str) -> tuple[torch.Tensor, torch.Tensor]:
+    "Each row's upper part sorted descending, then -inf: one stable sort (paper), or row by row as the official code."
+    masked = phi.masked_fill(~upper, float("-inf"))
+    if index_mode == "paper": return masked.sort(dim=1, descending=True, stable=True)
+    vals, order = masked.sort(dim=1, descending=True, stable=True)     # the -inf tail in place, then each row's head
+    for r in range(phi.shape[0]):
+        v, o = phi[r, r:].sort(descending=True)                        # torch's default sort of the slice
+        vals[r, :len(v)], order[r, :len(v)] = v, o + r
+    return vals, order
+
 def refine_similarity(phi: torch.Tensor, omega: float = 0.5, index_mode: str = "paper") -> torch.Tensor:
     "Algorithm 1 / Eq. 6–7: Φ̂ = Φ + sign(A)·log(ω|A| + 1) of a chain's [K, K] teacher similarities Φ."
     phi = _check_refine(phi, omega, index_mode)
     K = phi.shape[0]
     j = torch.arange(K, device=phi.device)
     upper = j[None, :] >= j[:, None]                                   # [row j, column k]: k >= j
-    masked = phi.masked_fill(~upper, float("-inf"))
-    vals, order = masked.sort(dim=1, descending=True, stable=True)     # the first K-j entries of row j: its upper part
+    vals, order = _sorted_upper(phi, upper, index_mode)                # the first K-j entries of row j: its upper part
     actual = torch.empty_like(order)
     actual.scatter_(1, order, j.expand(K, K).contiguous())             # r̂(k), the actual rank of column k
     ideal = (j[None, :] - j[:, None]).clamp(min=0)                     # r(k) = k - j
@@ -153,12 +162,17 @@ def _target_order(target: torch.Tensor, form: str) -> torch.Tensor:
     if form == "paper": return target.argsort(dim=1, descending=True, stable=True)
     return target.sort(dim=1, descending=True).indices           # torch's default sort, as the official code
 
-def _listmle_rows(s: torch.Tensor, form: str) -> torch.Tensor:
-    "Per-row Eq. 8 of scores `s` [R, K] already in the target's order."
+PADDING = -1.0                             # a target value the official loss reads as "no item here"
+
+def _listmle_rows(s: torch.Tensor, form: str, pad: torch.Tensor | None = None) -> torch.Tensor:
+    "Per-row Eq. 8 of scores `s` [R, K] already in the target's order (`pad`: positions the official form drops)."
     if form == "paper": return (torch.logcumsumexp(s.flip(1), dim=1).flip(1) - s).sum(1)     # log Σ_{q≥p} e^{s_q} − s_p
-    s = s - s.max(dim=1, keepdim=True).values
-    tail = s.exp().flip(1).cumsum(1).flip(1)                                                 # Σ_{q≥p} e^{s_q − m}
-    return (torch.log(tail + OFFICIAL_EPS) - s).sum(1)
+    if pad is not None: s = s.masked_fill(pad, float("-inf"))
+    m = s.max(dim=1, keepdim=True).values
+    s = s - torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    tail = s.exp().flip(1).cumsum(1).flip(1)                                         # Σ_{q≥p} e^{s_q − m}
+    terms = torch.log(tail + OFFICIAL_EPS) - s
+    return (terms if pad is None else terms.masked_fill(pad, 0.0)).sum(1)
 
 def listmle_loss(scores: torch.Tensor, target: torch.Tensor, generator: torch.Generator | None = None,
                  reduction: str = "mean", form: str = "paper") -> torch.Tensor:
@@ -166,7 +180,9 @@ def listmle_loss(scores: torch.Tensor, target: torch.Tensor, generator: torch.Ge
     _check_listmle(scores, target, reduction, form)
     perm = torch.randperm(scores.shape[1], generator=generator).to(scores.device)     # one tie-break for all rows
     s, t = scores[:, perm], target[:, perm]
-    loss = _listmle_rows(s.gather(1, _target_order(t, form)), form)
+    order = _target_order(t, form)
+    pad = t.gather(1, order) == PADDING if form == "official" else None
+    loss = _listmle_rows(s.gather(1, order), form, pad)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 

@@ -42,13 +42,13 @@ def test_posttrain_bad_inputs(tmp_path):
 
 def official_listmle_by_hand(scores, target, perm) -> float:
     """The official ListMLE (allRank style) written out with Python floats: permute the columns, order each row by the
-    target with torch's default descending sort, subtract the row maximum, and add 1e-7 to every tail sum inside the
-    log; the mean over rows of the per-row sums."""
+    target with torch's default descending sort, drop the items whose target is the padding value -1, subtract the row
+    maximum, and add 1e-7 to every tail sum inside the log; the mean over rows of the per-row sums."""
     t_perm = target[:, perm]
     order = t_perm.sort(dim=-1, descending=True).indices        # the official tie-break: default (unstable) sort
     rows = []
     for r in range(scores.shape[0]):
-        x = [float(scores[r, perm][j]) for j in order[r].tolist()]
+        x = [float(scores[r, perm][j]) for j in order[r].tolist() if float(t_perm[r, j]) != -1.0]
         m = max(x)
         total = 0.0
         for p in range(len(x)):
