@@ -15,7 +15,8 @@ from .decoding import directional_generate, hf_guided_generate_batch
 from .prompting import PromptEncoder
 
 # %% auto #0
-__all__ = ['BENCH_SENTENCES', 'matmul_flops_per_s', 'bench_twin_step', 'bench_decoding', 'bench_prompting', 'bench_main']
+__all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'matmul_flops_per_s', 'bench_twin_step', 'bench_decoding', 'bench_prompting',
+           'bench_imports', 'bench_meta', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
@@ -203,6 +204,40 @@ def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instru
     if check_flag(verbose, "verbose"): _print_bench(res, model)
     return res
 
+# %% ../nbs/91_bench.ipynb #c0106
+IMPORT_ROWS = ("cli", "models", "jtcse")
+
+def _wall(cmd: list[str], repeats: int) -> float:
+    "Best wall time (s) of running `cmd` in a fresh process."
+    import subprocess, sys
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+def bench_imports(modules: Sequence[str] = IMPORT_ROWS, repeats: int = 3) -> dict:
+    "Seconds to import each `sentemb_lit.<module>` in a fresh interpreter, and `sentemb-lit --help` (best of repeats)."
+    import sys
+    from sentemb_lit.checks import check_positive_int
+    check_positive_int(repeats, "repeats")
+    base = _wall([sys.executable, "-c", "pass"], repeats)                    # the interpreter's own start
+    out = {f"import {m}": _wall([sys.executable, "-c", f"import sentemb_lit.{m}"], repeats) for m in modules}
+    out["sentemb-lit --help"] = _wall([sys.executable, "-c", "from sentemb_lit.cli import main; main(['--help'])"],
+                                      repeats)
+    return {"python start": base} | out
+
+# %% ../nbs/91_bench.ipynb #c0109
+def bench_meta() -> dict:
+    "Where and on what a benchmark ran: machine, torch threads, date, the library's code hash."
+    import datetime, os, platform
+    from sentemb_lit.io import code_hash
+    return {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "python": platform.python_version(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "code": code_hash()[:16]}
+
 # %% ../nbs/91_bench.ipynb #c012
 def _print_twin(res: dict, peak: float):
     base = res["two independent towers"]["seconds"]
@@ -214,8 +249,8 @@ def _print_twin(res: dict, peak: float):
 
 def bench_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit bench", description="Speed benchmarks; ratios measured in one run.")
-    p.add_argument("--only", choices=["twin", "decoding", "prompting", "all"], default="all")
-    p.add_argument("--json", default=None, help="also write the measurements here")
+    p.add_argument("--only", choices=["twin", "decoding", "prompting", "imports", "all"], default="all")
+    p.add_argument("--json", default=None, help="also write the rows here, with the machine, date and code hash")
     a = p.parse_args(argv)
     results = {}
     if a.only in ("twin", "all"):
@@ -230,7 +265,11 @@ def bench_main(argv=None) -> int:
     if a.only in ("prompting", "all"):
         print("== prompt embeddings: prefix KV cache ==")
         results["prompting"] = bench_prompting()
+    if a.only in ("imports", "all"):
+        print("== import time, fresh interpreter (best of 3) ==")
+        results["imports"] = bench_imports()
+        for k, v in results["imports"].items(): print(f"  {k:<24} {v:6.2f} s")
     if a.json:
-        from sentemb_lit.training import atomic_write_json
-        atomic_write_json(a.json, json.loads(json.dumps(results, default=str)))
+        from sentemb_lit.io import atomic_write_json
+        atomic_write_json(a.json, json.loads(json.dumps({"meta": bench_meta()} | results, default=str)))
     return 0
