@@ -16,7 +16,7 @@ from .prompting import PromptEncoder
 
 # %% auto #0
 __all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'matmul_flops_per_s', 'bench_twin_step', 'bench_decoding', 'bench_prompting',
-           'bench_imports', 'bench_meta', 'bench_main']
+           'senteval_sts_encoding', 'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
@@ -204,6 +204,35 @@ def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instru
     if check_flag(verbose, "verbose"): _print_bench(res, model)
     return res
 
+# %% ../nbs/91_bench.ipynb #c0102
+def senteval_sts_encoding(encode, tasks=None, variant: str = "senteval", batch_size: int = 128, limit=None) -> int:
+    "Encode the STS test sets as SentEval does (per subset, sorted by lengths, sentence 1 and 2 apart, no dedup)."
+    from sentemb_lit.data import STS_TASKS, load_sts
+    from sentemb_lit.evaluation import _strided
+    n = 0
+    for t in tasks or STS_TASKS:
+        d = _strided(load_sts(t, "test", variant), limit)
+        subsets = d.subsets or [None] * len(d)
+        for name in dict.fromkeys(subsets):
+            rows = [(a, b, g) for a, b, g, s in zip(d.sentences1, d.sentences2, d.scores, subsets) if s == name]
+            rows.sort(key=lambda z: (len(z[0]), len(z[1]), z[2]))                 # SentEval's order
+            for i in range(0, len(rows), batch_size):
+                encode([r[0] for r in rows[i:i + batch_size]])
+                encode([r[1] for r in rows[i:i + batch_size]])
+                n += 2 * len(rows[i:i + batch_size])
+    return n
+
+def bench_sts_eval(encoder=None, name: str = "minilm-l6", pooling: str = "mean", variant: str = "senteval",
+                   batch_size: int = 128, limit=None, repeats: int = 1) -> dict:
+    "Seconds of `evaluate_sts` and of SentEval's encoding procedure with the same encoder, and their ratio."
+    from sentemb_lit.evaluation import evaluate_sts
+    from sentemb_lit.models import SentenceEncoder
+    enc = encoder or SentenceEncoder.from_name(name, pooling=pooling, batch_size=batch_size)
+    ours = _time(lambda: evaluate_sts(enc, variant=variant, limit=limit), repeats)
+    senteval = _time(lambda: senteval_sts_encoding(enc.encode, variant=variant, batch_size=batch_size, limit=limit),
+                     repeats)
+    return {"evaluate_sts_s": ours, "senteval_procedure_s": senteval, "ratio": ours / senteval}
+
 # %% ../nbs/91_bench.ipynb #c0106
 IMPORT_ROWS = ("cli", "models", "jtcse")
 
@@ -249,7 +278,7 @@ def _print_twin(res: dict, peak: float):
 
 def bench_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit bench", description="Speed benchmarks; ratios measured in one run.")
-    p.add_argument("--only", choices=["twin", "decoding", "prompting", "imports", "all"], default="all")
+    p.add_argument("--only", choices=["twin", "decoding", "prompting", "sts", "imports", "all"], default="all")
     p.add_argument("--json", default=None, help="also write the rows here, with the machine, date and code hash")
     a = p.parse_args(argv)
     results = {}
@@ -265,6 +294,12 @@ def bench_main(argv=None) -> int:
     if a.only in ("prompting", "all"):
         print("== prompt embeddings: prefix KV cache ==")
         results["prompting"] = bench_prompting()
+    if a.only in ("sts", "all"):
+        print("== 7-task STS evaluation vs SentEval's procedure (minilm-l6, mean, batch 128) ==")
+        results["sts"] = bench_sts_eval()
+        r = results["sts"]
+        print(f"  evaluate_sts {r['evaluate_sts_s']:.1f} s, SentEval's procedure {r['senteval_procedure_s']:.1f} s, "
+              f"ratio {r['ratio']:.2f}")
     if a.only in ("imports", "all"):
         print("== import time, fresh interpreter (best of 3) ==")
         results["imports"] = bench_imports()
