@@ -1,5 +1,7 @@
 """Literate-style figures of the notebooks and the package: exported lines and definitions per cell, argument-check
-lines, lines over 120 characters, `;`-joined statements, notebooks committed with outputs.
+lines, lines over 120 characters, `;`-joined statements, notebooks committed with outputs; and per paper-component
+notebook the figures and worked examples it commits and the test beat (the longest run of exported cells with no test
+cell between them; issue 23 asks for at most 4).
 
     python tools/literate_metrics.py [REPO_DIR]
 """
@@ -35,6 +37,42 @@ def check_lines(src: str) -> int:
     return sum(bool(re.match(r"\s*(if .*:\s*)?raise (ValueError|TypeError)", l)) for l in src.splitlines())
 
 
+PAPER_COMPONENTS = ("10_", "11_", "12_", "20_", "21_", "22_", "30_")
+
+
+def _is_export(c: dict) -> bool:
+    src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+    return c["cell_type"] == "code" and bool(re.match(r"\s*#\|\s*export", src))
+
+
+def test_beat(nb: dict) -> int:
+    "The longest run of exported cells with no non-exported code cell (a test or example) between them."
+    longest = run = 0
+    for c in nb["cells"]:
+        if c["cell_type"] != "code": continue
+        run = run + 1 if _is_export(c) else 0
+        longest = max(longest, run)
+    return longest
+
+
+def shows(nb: dict) -> dict:
+    "Committed figures (image outputs) and cells tagged worked-example."
+    figs = sum("image/png" in o.get("data", {}) for c in nb["cells"] if c["cell_type"] == "code"
+               for o in c.get("outputs", []))
+    worked = sum("worked-example" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+    return {"figures": figs, "worked examples": worked}
+
+
+def per_notebook(repo: Path) -> dict:
+    "name -> {figures, worked examples, longest exported run} for the paper-component notebooks."
+    out = {}
+    for p in sorted((repo / "nbs").glob("*.ipynb")):
+        if p.name.startswith(PAPER_COMPONENTS):
+            nb = json.loads(p.read_text(encoding="utf-8"))
+            out[p.stem] = shows(nb) | {"longest exported run": test_beat(nb)}
+    return out
+
+
 def main(repo: Path) -> dict:
     nbs = sorted((repo / "nbs").glob("*.ipynb"))
     cell_lines, cell_defs, with_outputs = [], [], []
@@ -60,4 +98,8 @@ def main(repo: Path) -> dict:
 
 
 if __name__ == "__main__":
-    for k, v in main(Path(sys.argv[1] if len(sys.argv) > 1 else ".")).items(): print(f"{k:>36}: {v}")
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    for k, v in main(root).items(): print(f"{k:>36}: {v}")
+    print("\npaper-component notebooks: figures, worked examples, longest run of exported cells without a test")
+    for name, r in per_notebook(root).items():
+        print(f"  {name:<28} {r['figures']:>2} fig  {r['worked examples']:>2} worked  {r['longest exported run']:>2} run")
