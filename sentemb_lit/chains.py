@@ -4,7 +4,7 @@
 
 # %% ../nbs/22_chains.ipynb #ch003
 from __future__ import annotations
-import argparse, ast, copy, dataclasses, hashlib, importlib.util, json, os, random, re, time, warnings
+import argparse, ast, dataclasses, hashlib, importlib.util, json, os, random, re, time, warnings
 from pathlib import Path
 from typing import Callable, Sequence
 import numpy as np
@@ -349,15 +349,7 @@ def _top_level(module: str) -> dict:
                 out.update({n.id: node for n in ast.walk(t) if isinstance(n, ast.Name)})
     return out
 
-def _node_code(node) -> str:
-    "The syntax tree of one definition without its docstrings."
-    node = copy.deepcopy(node)
-    for n in ast.walk(node):
-        body = getattr(n, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            n.body = body[1:] or [ast.Pass()]
-    return ast.dump(node, include_attributes=False)
+from .io import _node_code   # one definition's syntax tree without docstrings (the one io hashes)
 
 # %% ../nbs/22_chains.ipynb #h2c10
 _CHAIN_ROOTS = ("_decode_group",)
