@@ -1,0 +1,25 @@
+"""The code part of every experiment key, for proving that a refactoring leaves the long runs' keys unchanged.
+
+    python tools/key_snapshot.py > before.json    # on the old tree
+    python tools/key_snapshot.py > after.json     # on the new tree
+    diff before.json after.json                   # no output: no record is re-keyed
+
+Entry-point keys (`jtcse.TRAIN_CODE`, `jtcse.EVAL_CODE`, the chain code) follow only the code a run reaches, by bare
+name, so moving a definition to another module keeps them; module-text keys (`code=("prompting",)`) change with any
+edit of the named module and are listed so a diff shows which records such an edit re-keys."""
+import json, sys
+from sentemb_lit.io import code_hash, fingerprint
+
+def snapshot() -> dict:
+    from sentemb_lit import jtcse, chains
+    out = {"jtcse.TRAIN_CODE": code_hash(*jtcse.TRAIN_CODE), "jtcse.EVAL_CODE": code_hash(*jtcse.EVAL_CODE),
+           "chains.chain_code": fingerprint(chains.chain_code())}
+    extra = {"nb13 cls energy": ("jtcse.model_cls_energy",), "nb23 base": ("evaluation", "models"),
+             "nb31 prompting": ("prompting",)}
+    for what, code in extra.items():
+        try: out[what] = code_hash(*code)
+        except (ValueError, FileNotFoundError, ModuleNotFoundError) as e: out[what] = f"unresolved: {e}"
+    return out
+
+if __name__ == "__main__":
+    json.dump(snapshot(), sys.stdout, indent=1); print()
