@@ -1,7 +1,7 @@
 "Bad inputs to the public API of sentemb_lit.jtcse: each raises a clear ValueError/TypeError naming the input."
 import numpy as np, pytest, torch
 from sentemb_lit.io import KeyedStore
-from sentemb_lit.models import tiny_bert
+from sentemb_lit.tiny_models import tiny_bert
 from sentemb_lit.jtcse import (JTCSEConfig, TwinTowerEncoder, TwinTowerModel, SimCSEHead, TowerPoolings, MemoEncoder,
                                official_config, positive_index, two_view_batch, batch_sentences, make_batch_at,
                                make_loss_fn, set_dropout, train, run_stage, run_sts, model_fingerprint,
