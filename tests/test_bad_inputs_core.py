@@ -3,7 +3,7 @@ import json, os, subprocess, sys, time, zlib
 from pathlib import Path
 import numpy as np
 import pytest
-from sentemb_lit import intervals, io, report
+from sentemb_lit import claims, intervals, io, report
 from sentemb_lit.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
                                     as_encode)
 
@@ -157,7 +157,7 @@ def test_report_bad_inputs(call, exc, match):
 
 def test_bad_claims_csv_is_named(tmp_path):
     (tmp_path / "claims.csv").write_text("table,method,metric,value\nT,m,avg,high\n")
-    with pytest.raises(ValueError, match=r"claims\.csv:2: value 'high'"): report.read_claims(tmp_path)
+    with pytest.raises(ValueError, match=r"claims\.csv:2: value 'high'"): claims.read_claims(tmp_path)
 
 
 # ---------------------------------------------------------------- command line
@@ -189,11 +189,11 @@ def test_cli_input_errors_are_one_line(data_root, args, match):
 # ---------------------------------------------------------------- report: folders, levels, finding numbers
 def test_read_claims_names_a_missing_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"paper_dir '.*no_such_paper' is not an existing folder"):
-        report.read_claims(tmp_path / "no_such_paper")
+        claims.read_claims(tmp_path / "no_such_paper")
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(FileNotFoundError, match="a_file' is not an existing folder"):
-        report.read_claims(tmp_path / "a_file")
-    assert report.read_claims(tmp_path) == {}                   # a folder without claims.csv: no paper numbers
+        claims.read_claims(tmp_path / "a_file")
+    assert claims.read_claims(tmp_path) == {}                   # a folder without claims.csv: no paper numbers
 
 
 @pytest.mark.parametrize("call, exc, match", [
