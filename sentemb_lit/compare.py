@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from .checks import check_type, check_number, check_choice, check_positive_int
 from .data import STS_TASKS
 from .evaluation import evaluate_sts, as_encode
-from . import report
+from . import intervals
 
 # %% auto #0
 __all__ = ['PROMPT_PREFIX', 'OUTCOMES', 'encoder_from_spec', 'compare_encoders', 'comparison_table']
@@ -51,7 +51,7 @@ OUTCOMES = {"holds": "A > B", "does not hold": "A < B", "inconclusive": "no dete
 
 def _row(r: dict) -> dict:
     return {"a": r["a"], "b": r["b"], "diff": r["diff"], "lo": r["lo"], "hi": r["hi"], "mde": r["mde"],
-            "verdict": OUTCOMES.get(report.verdict(r["lo"], r["hi"]), "needs rerun")}
+            "verdict": OUTCOMES.get(intervals.verdict(r["lo"], r["hi"]), "needs rerun")}
 
 def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "senteval", limit: int | None = None,
                      root=None, level: float = 0.95, names: tuple[str, str] | None = None) -> dict:
@@ -61,7 +61,7 @@ def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "sen
     enc = [encoder_from_spec(x) for x in (a, b)]
     res = [evaluate_sts(e, tasks, variant, "all", root=root, limit=limit) for e in enc]
     gold = {t: p["gold"] for t, p in res[0].pairs.items()}
-    d = report.paired_difference(gold, [res[0]], [res[1]], level=level)
+    d = intervals.paired_difference(gold, [res[0]], [res[1]], level=level)
     names = names or tuple(x if isinstance(x, (str, os.PathLike)) else getattr(x, "name", repr(x))[:60]
                            for x in (a, b))
     rows = {t: _row(r) for t, r in d["tasks"].items()} | {"avg": _row(d["avg"])}

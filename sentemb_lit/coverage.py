@@ -10,7 +10,7 @@ import numpy as np
 from tqdm.auto import trange
 from scipy import stats
 from .checks import check_number, check_positive_int, check_type
-from .report import _gold_terms, _pair_parts, _spearman_if, _mid_cdf, _tie_groups, two_level_interval, paired_items
+from .intervals import _gold_terms, _pair_parts, _spearman_if, _mid_cdf, _tie_groups, two_level_interval, paired_items
 
 # %% auto #0
 __all__ = ['seed_coefficients', 'sts_world', 'world_truth', 'sts_replication', 'coverage', 'accuracy_world', 'accuracy_truth',

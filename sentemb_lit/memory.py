@@ -28,9 +28,9 @@ def _reset_peak() -> None:
 KINDS = ("contrastive-step", "prompt-finetune-step", "prompt-inference")
 
 def _load(kind: str, name: str):
-    from sentemb_lit import models
-    if name == "tiny-bert": return models.tiny_bert(0)
-    if name == "tiny-llama": return models.tiny_llama(0)
+    from sentemb_lit import models, tiny_models
+    if name == "tiny-bert": return tiny_models.tiny_bert(0)
+    if name == "tiny-llama": return tiny_models.tiny_llama(0)
     return models.load_encoder(name) if kind == "contrastive-step" else models.load_causal_lm(name)
 
 def _last_token_states(model, tok, texts: list[str], max_length: int) -> torch.Tensor:

@@ -12,7 +12,8 @@ import torch
 from .checks import (check_all_finite, check_choice, check_file, check_flag, check_number,
                                 check_positive_int, check_sentences, check_type)
 from .losses import _cos_matrix
-from .models import POOLINGS, pool, SentenceEncoder, check_max_length, load_encoder, MODEL_REGISTRY
+from .models import POOLINGS, pool, SentenceEncoder, check_max_length, load_encoder
+from .model_cache import MODEL_REGISTRY
 from .decoding import _check_tokenizer
 from .io import read_json_verified, read_jsonl, write_json_verified
 from .training import CHECKPOINT, fit, set_seed

@@ -16,11 +16,11 @@ def data_root():
 # tiny random models shared by the prompting tests (built once per module that uses them)
 @pytest.fixture(scope="module")
 def llama():
-    from sentemb_lit.models import tiny_llama
+    from sentemb_lit.tiny_models import tiny_llama
     return tiny_llama(seed=0)
 
 
 @pytest.fixture(scope="module")
 def bert():
-    from sentemb_lit.models import tiny_bert
+    from sentemb_lit.tiny_models import tiny_bert
     return tiny_bert(seed=0)

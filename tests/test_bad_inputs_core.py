@@ -1,9 +1,9 @@
-"Bad inputs to the core API (io, evaluation, report, cli): each gives a clear error that names the offending input."
+"Bad inputs to the core API (io, evaluation, intervals, report, cli): each gives a clear error that names the offending input."
 import json, os, subprocess, sys, time, zlib
 from pathlib import Path
 import numpy as np
 import pytest
-from sentemb_lit import io, report
+from sentemb_lit import claims, intervals, io, report
 from sentemb_lit.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
                                     as_encode)
 
@@ -130,22 +130,22 @@ def test_evaluation_limits_work_for_every_task(data_root):
 g = {"t": np.linspace(0, 5, 50)}
 a = {"t": np.linspace(0, 5, 50) + np.sin(np.arange(50))}
 @pytest.mark.parametrize("call, exc, match", [
-    (lambda: report.verdict(0.5, 0.1), ValueError, "above the upper bound"),
-    (lambda: report.verdict(0.1, 0.5, direction=2), ValueError, "direction must be"),
-    (lambda: report.paired_bootstrap(g, a, a, n_boot=10), ValueError, "n_boot must be"),
-    (lambda: report.paired_bootstrap(g, a, a, level=1.5), ValueError, "level must be"),
-    (lambda: report.paired_bootstrap(g, a, {"u": a["t"]}), ValueError, "has tasks"),
-    (lambda: report.paired_bootstrap(g, a, {"t": a["t"][:10]}), ValueError, "same pairs"),
-    (lambda: report.paired_bootstrap(g, a, {"t": np.full(50, np.nan)}), ValueError, "NaN or inf"),
-    (lambda: report.paired_bootstrap(g, [a, a], [a, a, a]), ValueError, "seeds are paired"),
-    (lambda: report.paired_bootstrap(g, [], a), ValueError, "empty list of seeds"),
-    (lambda: report.paired_bootstrap({"t": [1, 2]}, a, a), ValueError, ">= 3 pairs"),
-    (lambda: report.seed_comparison([1, 2], [1]), ValueError, "paired seeds"),
-    (lambda: report.seed_comparison([], []), ValueError, "paired seeds"),
-    (lambda: report.seed_comparison([1, np.nan], [1, 2]), ValueError, "NaN or inf"),
-    (lambda: report.correlation_ci([1, 2], [1, 2]), ValueError, "at least|>= 3 points"),
-    (lambda: report.correlation_ci([1, 1, 1, 1], [1, 2, 3, 4]), ValueError, "vary"),
-    (lambda: report.correlation_ci([1, 2, 3], [1, 2]), ValueError, "one length"),
+    (lambda: intervals.verdict(0.5, 0.1), ValueError, "above the upper bound"),
+    (lambda: intervals.verdict(0.1, 0.5, direction=2), ValueError, "direction must be"),
+    (lambda: intervals.paired_bootstrap(g, a, a, n_boot=10), ValueError, "n_boot must be"),
+    (lambda: intervals.paired_bootstrap(g, a, a, level=1.5), ValueError, "level must be"),
+    (lambda: intervals.paired_bootstrap(g, a, {"u": a["t"]}), ValueError, "has tasks"),
+    (lambda: intervals.paired_bootstrap(g, a, {"t": a["t"][:10]}), ValueError, "same pairs"),
+    (lambda: intervals.paired_bootstrap(g, a, {"t": np.full(50, np.nan)}), ValueError, "NaN or inf"),
+    (lambda: intervals.paired_bootstrap(g, [a, a], [a, a, a]), ValueError, "seeds are paired"),
+    (lambda: intervals.paired_bootstrap(g, [], a), ValueError, "empty list of seeds"),
+    (lambda: intervals.paired_bootstrap({"t": [1, 2]}, a, a), ValueError, ">= 3 pairs"),
+    (lambda: intervals.seed_comparison([1, 2], [1]), ValueError, "paired seeds"),
+    (lambda: intervals.seed_comparison([], []), ValueError, "paired seeds"),
+    (lambda: intervals.seed_comparison([1, np.nan], [1, 2]), ValueError, "NaN or inf"),
+    (lambda: intervals.correlation_ci([1, 2], [1, 2]), ValueError, "at least|>= 3 points"),
+    (lambda: intervals.correlation_ci([1, 1, 1, 1], [1, 2, 3, 4]), ValueError, "vary"),
+    (lambda: intervals.correlation_ci([1, 2, 3], [1, 2]), ValueError, "one length"),
     (lambda: report.finding("", 1, 1), ValueError, "claim must be"),
     (lambda: report.finding("c", ours=float("nan")), ValueError, "ours must be a finite number"),
     (lambda: report.finding("c", paper="high"), ValueError, "paper must be a finite number"),
@@ -157,7 +157,7 @@ def test_report_bad_inputs(call, exc, match):
 
 def test_bad_claims_csv_is_named(tmp_path):
     (tmp_path / "claims.csv").write_text("table,method,metric,value\nT,m,avg,high\n")
-    with pytest.raises(ValueError, match=r"claims\.csv:2: value 'high'"): report.read_claims(tmp_path)
+    with pytest.raises(ValueError, match=r"claims\.csv:2: value 'high'"): claims.read_claims(tmp_path)
 
 
 # ---------------------------------------------------------------- command line
@@ -189,19 +189,19 @@ def test_cli_input_errors_are_one_line(data_root, args, match):
 # ---------------------------------------------------------------- report: folders, levels, finding numbers
 def test_read_claims_names_a_missing_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"paper_dir '.*no_such_paper' is not an existing folder"):
-        report.read_claims(tmp_path / "no_such_paper")
+        claims.read_claims(tmp_path / "no_such_paper")
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(FileNotFoundError, match="a_file' is not an existing folder"):
-        report.read_claims(tmp_path / "a_file")
-    assert report.read_claims(tmp_path) == {}                   # a folder without claims.csv: no paper numbers
+        claims.read_claims(tmp_path / "a_file")
+    assert claims.read_claims(tmp_path) == {}                   # a folder without claims.csv: no paper numbers
 
 
 @pytest.mark.parametrize("call, exc, match", [
-    (lambda: report.seed_comparison([1, 2, 3], [1, 2, 4], level=95), ValueError, r"level must be .* in \(0, 1\)"),
-    (lambda: report.correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], level=0), ValueError, "level must be"),
-    (lambda: report.seed_comparison([1, 2], [np.inf, 2]), ValueError, "b_by_seed contains NaN or inf"),
-    (lambda: report.correlation_ci([1, 2, 3], [1, 2, np.nan]), ValueError, "y contains NaN or inf"),
-    (lambda: report.paired_bootstrap(g, a, a, n_boot=True), ValueError, "n_boot must be an int >= 100, got True"),
+    (lambda: intervals.seed_comparison([1, 2, 3], [1, 2, 4], level=95), ValueError, r"level must be .* in \(0, 1\)"),
+    (lambda: intervals.correlation_ci([1, 2, 3, 4], [1, 3, 2, 4], level=0), ValueError, "level must be"),
+    (lambda: intervals.seed_comparison([1, 2], [np.inf, 2]), ValueError, "b_by_seed contains NaN or inf"),
+    (lambda: intervals.correlation_ci([1, 2, 3], [1, 2, np.nan]), ValueError, "y contains NaN or inf"),
+    (lambda: intervals.paired_bootstrap(g, a, a, n_boot=True), ValueError, "n_boot must be an int >= 100, got True"),
     (lambda: report.finding("c", ours=True), ValueError, "ours must be a finite number or None, got True"),
     (lambda: io.exclusive("never_written", wait=float("inf")).__enter__(), ValueError, "wait must be seconds >= 0"),
 ])

@@ -1,11 +1,12 @@
-"Bad inputs to the public API of sentemb_lit.data and sentemb_lit.models: each gives a clear error naming the input."
+"Bad inputs to the public API of sentemb_lit.data, models, model_cache and tiny_models: each gives a clear error naming the input."
 import numpy as np
 import pytest
 import torch
 from sentemb_lit.data import STSData, check_sentences, data_root, fetch_data, load_corpus, load_sts, training_corpus
 from sentemb_lit.io import CorruptFileError
-from sentemb_lit.models import (SentenceEncoder, cached_build, check_max_length, clear_cache, encode, file_sha256,
-                                load_causal_lm, load_encoder, model_path, pool, tiny_bert)
+from sentemb_lit.models import SentenceEncoder, check_max_length, encode, load_causal_lm, load_encoder, pool
+from sentemb_lit.model_cache import cached_build, clear_cache, file_sha256, model_path
+from sentemb_lit.tiny_models import tiny_bert
 
 # ---- data ----------------------------------------------------------------------------------------------------
 
@@ -239,7 +240,7 @@ def test_a_tokenizer_without_pad_token_is_named(tiny):
 
 
 def test_a_causal_lm_is_not_an_encoder():
-    from sentemb_lit.models import tiny_llama
+    from sentemb_lit.tiny_models import tiny_llama
     lm, tok = tiny_llama()
     with pytest.raises(TypeError, match=r"outputs must carry last_hidden_state \[B, L, d\], got CausalLMOutputWithPast"):
         encode(lm, tok, SENTS, max_length=16, show_progress=False)

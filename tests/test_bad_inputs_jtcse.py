@@ -1,7 +1,7 @@
 "Bad inputs to the public API of sentemb_lit.twin, .jtcse_step, .jtcse and the JTCSE cost measures: each raises a clear ValueError/TypeError naming the input."
 import numpy as np, pytest, torch
 from sentemb_lit.io import KeyedStore
-from sentemb_lit.models import tiny_bert
+from sentemb_lit.tiny_models import tiny_bert
 from sentemb_lit.twin import TwinTowerEncoder, TwinTowerModel, export_sentence_transformer
 from sentemb_lit.jtcse_step import (JTCSEConfig, SimCSEHead, official_config, positive_index, two_view_batch,
                                     make_loss_fn, set_dropout)

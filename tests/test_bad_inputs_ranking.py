@@ -8,7 +8,7 @@ from sentemb_lit import ranking as R
 from sentemb_lit import chains as C, decoding as D
 from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.io import CorruptFileError, IntegrityError, LockedError, exclusive, write_json_verified
-from sentemb_lit.models import tiny_bert, tiny_llama
+from sentemb_lit.tiny_models import tiny_bert, tiny_llama
 
 PHI = torch.eye(4, dtype=torch.float64) * 20
 S, T = torch.randn(3, 4), torch.randn(3, 4)
@@ -180,7 +180,7 @@ def test_job_files(tmp_path, llama):
 def test_prompt_longer_than_the_model_positions_is_refused():
     "A prompt that, with the new tokens, overflows the model's positions is an error, not silent garbage."
     from sentemb_lit.decoding import directional_generate
-    from sentemb_lit.models import tiny_llama
+    from sentemb_lit.tiny_models import tiny_llama
     model, tok = tiny_llama(max_position_embeddings=64)
     long = " ".join(["word"] * 80)
     with pytest.raises(ValueError, match=r"cond_prompts\[0\] has \d+ tokens; with max_new_tokens=3"):

@@ -10,7 +10,7 @@ from sentemb_lit.chain_jobs import ChainIntegrityError, cached_chains, read_chai
 from sentemb_lit.chains import RankingSettings
 from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.io import CorruptFileError
-from sentemb_lit.models import tiny_llama
+from sentemb_lit.tiny_models import tiny_llama
 
 SOURCES = ["A man plays a guitar.", "Two dogs run in the snow.", "A child smiles."]
 

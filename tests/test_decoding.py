@@ -4,7 +4,7 @@ import json
 import numpy as np, pytest, torch
 from sentemb_lit import chains as C, decoding as D
 from sentemb_lit.cli import generate_ranking_main
-from sentemb_lit.models import tiny_llama
+from sentemb_lit.tiny_models import tiny_llama
 
 @pytest.fixture(scope="module")
 def tl():

@@ -10,7 +10,8 @@ from mteb.types import PromptType
 from sentemb_lit import models as M
 from sentemb_lit.evaluation import evaluate_sts
 from sentemb_lit.twin import TwinTowerEncoder
-from sentemb_lit.models import SentenceEncoder, encode_options, tiny_bert, tiny_llama
+from sentemb_lit.models import SentenceEncoder, encode_options
+from sentemb_lit.tiny_models import tiny_bert, tiny_llama
 from sentemb_lit.prompting import PromptEncoder
 from sentemb_lit.mask_prompting import MaskPromptEncoder
 

@@ -2,7 +2,7 @@
 import copy, json, math
 from pathlib import Path
 import numpy as np, pytest, torch
-from sentemb_lit.models import tiny_bert
+from sentemb_lit.tiny_models import tiny_bert
 from sentemb_lit.training import NonFiniteLossError, read_jsonl
 from sentemb_lit.twin import TwinTowerEncoder, export_sentence_transformer
 from sentemb_lit.jtcse_step import JTCSEConfig, official_config, two_view_batch, positive_index, make_loss_fn

@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 import torch
 from sentemb_lit.evaluation import alignment_uniformity, correlations, evaluate_dev, evaluate_sts
-from sentemb_lit.models import (MODEL_REGISTRY, ModelPackageMissing, SentenceEncoder, encode, load_causal_lm,
-                                load_encoder, package_file, tiny_bert)
+from sentemb_lit.models import SentenceEncoder, encode, load_causal_lm, load_encoder
+from sentemb_lit.model_cache import MODEL_REGISTRY, ModelPackageMissing, package_file
+from sentemb_lit.tiny_models import tiny_bert
 
 
 def test_unknown_names_give_clear_errors():
@@ -79,7 +80,7 @@ import time
 import warnings
 from pathlib import Path
 
-from sentemb_lit import models as M
+from sentemb_lit import model_cache as MC, models as M
 from sentemb_lit.io import CorruptFileError
 
 
@@ -100,9 +101,9 @@ def fake_zip(tmp_path, monkeypatch):
         (pkg / f"m.zip.{i}").write_bytes(data[cut[i]:cut[i + 1]])
     monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
     monkeypatch.setenv("SENTEMB_CACHE", str(tmp_path / "cache"))
-    spec = M.ModelSpec("fake-zip", "encoder", ("fake-zip-pkg",), "zip_parts",
+    spec = MC.ModelSpec("fake-zip", "encoder", ("fake-zip-pkg",), "zip_parts",
                        tuple(f"fake_zip_pkg_{i}/m.zip.{i}" for i in range(3)))
-    monkeypatch.setitem(M.MODEL_REGISTRY, "fake-zip", spec)
+    monkeypatch.setitem(MC.MODEL_REGISTRY, "fake-zip", spec)
     return spec, tmp_path
 
 
@@ -114,7 +115,7 @@ def _entry(tmp_path) -> Path:
 @pytest.mark.parametrize("damage", ["truncate", "nan_bytes", "drop_config", "drop_marker"])
 def test_a_damaged_cache_is_detected_and_rebuilt(fake_zip, damage):
     spec, tmp = fake_zip
-    folder = M.unzip_parts(spec)
+    folder = MC.unzip_parts(spec)
     weights = folder / "model.safetensors"
     size = weights.stat().st_size
     if damage == "truncate": weights.write_bytes(weights.read_bytes()[: size // 2])
@@ -123,56 +124,56 @@ def test_a_damaged_cache_is_detected_and_rebuilt(fake_zip, damage):
         raw[-8:] = np.array([np.nan, np.nan], dtype=np.float32).tobytes()
         weights.write_bytes(bytes(raw))
     if damage == "drop_config": (folder / "config.json").unlink()
-    if damage == "drop_marker": (_entry(tmp) / M.CACHE_MARKER).unlink()
-    assert M.verify_cache(_entry(tmp)) is not None
+    if damage == "drop_marker": (_entry(tmp) / MC.CACHE_MARKER).unlink()
+    assert MC.verify_cache(_entry(tmp)) is not None
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        again = M.unzip_parts(spec)
+        again = MC.unzip_parts(spec)
     assert any("is damaged" in str(x.message) and str(_entry(tmp)) in str(x.message) for x in w)
-    assert again == folder and M.verify_cache(_entry(tmp)) is None and weights.stat().st_size == size
+    assert again == folder and MC.verify_cache(_entry(tmp)) is None and weights.stat().st_size == size
     model, _ = M.load_encoder("fake-zip")
     assert all(torch.isfinite(p).all() for p in model.parameters())
 
 
 def test_a_cache_that_stays_damaged_names_the_folder_and_clear_cache(fake_zip, monkeypatch):
     spec, tmp = fake_zip
-    monkeypatch.setattr(M, "verify_cache", lambda folder: "model.safetensors was altered")
+    monkeypatch.setattr(MC, "verify_cache", lambda folder: "model.safetensors was altered")
     with pytest.raises(CorruptFileError, match=r"zip-extracted/fake-zip-.*clear_cache\('fake-zip'\)"):
-        M.unzip_parts(spec)
+        MC.unzip_parts(spec)
 
 
 def test_clear_cache_removes_only_the_named_model(fake_zip):
     spec, tmp = fake_zip
-    M.unzip_parts(spec)
+    MC.unzip_parts(spec)
     other = tmp / "cache" / "zip-extracted" / "minilm-l6-0000000000000000"
     other.mkdir()
     (entry,) = [p for p in other.parent.iterdir() if p.name.startswith("fake-zip-") and p.is_dir()]
-    assert M.clear_cache("fake-zip") == [entry]
+    assert MC.clear_cache("fake-zip") == [entry]
     assert not any(p.name.startswith("fake-zip-") and p.is_dir() for p in other.parent.iterdir())
     assert other.is_dir()
     with pytest.raises(ValueError, match="'nope' is not a registry model"):
-        M.clear_cache("nope")
+        MC.clear_cache("nope")
 
 
 def test_stale_temporary_folders_are_removed(fake_zip):
     spec, tmp = fake_zip
-    digest = M.file_sha256([M.package_file(spec, r) for r in spec.files])
+    digest = MC.file_sha256([MC.package_file(spec, r) for r in spec.files])
     stale = tmp / "cache" / "zip-extracted" / f"fake-zip-{digest[:16]}.tmp-999999999-abc"   # a dead pid
     stale.mkdir(parents=True)
     (stale / "model.safetensors").write_bytes(b"half")
-    M.unzip_parts(spec)
+    MC.unzip_parts(spec)
     assert not stale.exists()
     stale.mkdir()                                         # left by a rebuild killed while the folder was complete
     old = stale.with_name(f"fake-zip-{digest[:16]}.old")  # and a swapped-out copy of a swap cut short
     old.mkdir()
-    M.unzip_parts(spec)
+    MC.unzip_parts(spec)
     assert not stale.exists() and not old.exists()
 
 
 _CHILD = textwrap.dedent("""
     import sys, time, zipfile
     from pathlib import Path
-    from sentemb_lit import models as M
+    from sentemb_lit import model_cache as MC
     ready, hold, log = Path(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3])
     gate, started = [a for a in sys.argv[4:5] if a != "-"], sys.argv[5:6]   # optional files: wait for, touch
     extract = zipfile.ZipFile.extractall
@@ -184,10 +185,10 @@ _CHILD = textwrap.dedent("""
         while gate and not Path(gate[0]).exists() and time.monotonic() < deadline: time.sleep(0.02)
         time.sleep(hold)
     zipfile.ZipFile.extractall = slow_extract
-    spec = M.ModelSpec("fake-zip", "encoder", ("fake-zip-pkg",), "zip_parts",
+    spec = MC.ModelSpec("fake-zip", "encoder", ("fake-zip-pkg",), "zip_parts",
                        tuple(f"fake_zip_pkg_{i}/m.zip.{i}" for i in range(3)))
     if started: Path(started[0]).touch()      # imports done: this process is about to ask for the folder
-    print(M.unzip_parts(spec))
+    print(MC.unzip_parts(spec))
 """)
 
 
@@ -216,8 +217,8 @@ def test_a_conversion_killed_midway_is_rebuilt_cleanly(fake_zip):
     kinds = tmp / "cache" / "zip-extracted"
     assert [p for p in kinds.iterdir() if ".tmp-" in p.name]                    # the killed build's leftovers
     assert not [p for p in kinds.iterdir() if p.is_dir() and ".tmp-" not in p.name]  # and no half folder in place
-    folder = M.unzip_parts(spec)                                                  # the next run rebuilds
-    assert M.verify_cache(_entry(tmp)) is None and (folder / "config.json").exists()
+    folder = MC.unzip_parts(spec)                                                  # the next run rebuilds
+    assert MC.verify_cache(_entry(tmp)) is None and (folder / "config.json").exists()
     assert not [p for p in kinds.iterdir() if ".tmp-" in p.name]                  # leftovers removed
     model, _ = M.load_encoder("fake-zip")
     assert model.config.hidden_size == 8
@@ -288,7 +289,7 @@ def test_max_positions_counts_the_roberta_offset():
 
 def test_hub_paths_work_with_local_folders(tmp_path):
     "Any name outside the registry goes to from_pretrained: local folders stand in for hub ids offline."
-    from sentemb_lit.models import tiny_llama
+    from sentemb_lit.tiny_models import tiny_llama
     bert, btok = tiny_bert(seed=3)
     bert.save_pretrained(tmp_path / "enc")
     btok.save_pretrained(tmp_path / "enc")

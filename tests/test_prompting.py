@@ -60,7 +60,7 @@ def sp_llama(data_root):
     "(tiny random LLaMA, SentencePiece byte-fallback tokenizer trained on the STS-B train sentences)."
     from transformers import LlamaForCausalLM
     from sentemb_lit.data import load_sts
-    from sentemb_lit.models import tiny_llama_config
+    from sentemb_lit.tiny_models import tiny_llama_config
     tok = sentencepiece_tokenizer(load_sts("stsb", "train", "original").sentences1)
     torch.manual_seed(0)
     return LlamaForCausalLM(tiny_llama_config(vocab_size=len(tok), pad_token_id=0)).eval(), tok
@@ -237,7 +237,7 @@ SCRIPT = r'''
 import json, sys
 import numpy as np, torch
 from accelerate import PartialState
-from sentemb_lit.models import tiny_llama
+from sentemb_lit.tiny_models import tiny_llama
 from sentemb_lit.prompting import PromptEncoder, encode_distributed
 from sentemb_lit.cli import embed_main
 torch.set_num_threads(1)

@@ -3,7 +3,7 @@ refused (an empty corpus), and every error names the file or the argument (a fol
 damaged JSON file, an encoder's wrong row count or NaN rows, a path with an empty name)."""
 import gzip, json
 import numpy as np, pytest, torch
-from sentemb_lit import data, models
+from sentemb_lit import data, model_cache, models
 from sentemb_lit.checks import check_file, check_named_path, read_json
 from sentemb_lit.evaluation import evaluate_sts
 from sentemb_lit.io import CorruptFileError
@@ -83,15 +83,15 @@ def test_read_json_names_the_file(tmp_path):
 ])
 def test_a_damaged_cache_marker_is_a_reason_not_a_crash(tmp_path, marker):
     (tmp_path / "a.txt").write_text("x")
-    (tmp_path / models.CACHE_MARKER).write_text(marker)
-    why = models.verify_cache(tmp_path)
-    assert why.startswith(f"{models.CACHE_MARKER} is unreadable ("), why
+    (tmp_path / model_cache.CACHE_MARKER).write_text(marker)
+    why = model_cache.verify_cache(tmp_path)
+    assert why.startswith(f"{model_cache.CACHE_MARKER} is unreadable ("), why
 
 
 @pytest.mark.parametrize("target", [".", "/", "..", "a/.."])
 def test_a_cache_target_without_a_name_is_refused(target):
     with pytest.raises(ValueError, match="names no file or folder"):
-        models.cached_build(target, lambda tmp: None, "x")
+        model_cache.cached_build(target, lambda tmp: None, "x")
     with pytest.raises(ValueError, match="names no file or folder"): check_named_path(target, "target")
 
 

@@ -38,7 +38,7 @@ def check(name):
 
 def tokenizers(folder):
     from transformers import AutoTokenizer
-    from sentemb_lit.models import _tokenizer_of
+    from sentemb_lit.tiny_models import _tokenizer_of
     if folder is None: return _tokenizer_of("minilm-l6"), _tokenizer_of("smollm2-135m-instruct")
     toks = [AutoTokenizer.from_pretrained(Path(folder) / n) for n in ("minilm-l6", "smollm2-135m-instruct")]
     for t in toks:
@@ -56,7 +56,7 @@ def tiny_pair(builder, config, seed):
 @check("decoding: directional_generate on CUDA = transformers guidance generate on CUDA (tokens)")
 def check_decoding(ltok):
     from transformers import LlamaForCausalLM
-    from sentemb_lit.models import tiny_llama_config
+    from sentemb_lit.tiny_models import tiny_llama_config
     from sentemb_lit.decoding import directional_generate, hf_guided_generate
     _, gpu = tiny_pair(LlamaForCausalLM, tiny_llama_config(), 0)
     conds = ["Rewrite: a man plays a guitar on stage.", "Rewrite: two dogs run across a snowy field", "Rewrite: x"]
@@ -74,7 +74,7 @@ def check_decoding(ltok):
 @check("prompting: PromptEncoder on CUDA, cached prefix = uncached, and = CPU")
 def check_prompting(ltok):
     from transformers import LlamaForCausalLM
-    from sentemb_lit.models import tiny_llama_config
+    from sentemb_lit.tiny_models import tiny_llama_config
     from sentemb_lit.prompting import PromptEncoder
     cpu, gpu = tiny_pair(LlamaForCausalLM, tiny_llama_config(), 1)
     sents = ["A man is playing a guitar.", "Two dogs run.", "The quick brown fox jumps over the lazy dog near the river bank."]
@@ -89,7 +89,7 @@ def check_prompting(ltok):
 @check("cross attention: lockstep forward without CAEL = HF forward on CUDA; CAEL on CUDA = CAEL on CPU")
 def check_lockstep(btok):
     from transformers import BertModel
-    from sentemb_lit.models import tiny_bert_config
+    from sentemb_lit.tiny_models import tiny_bert_config
     from sentemb_lit.cross_attention import lockstep_forward
     c1, g1 = tiny_pair(BertModel, tiny_bert_config(), 2)
     c2, g2 = tiny_pair(BertModel, tiny_bert_config(), 3)
@@ -109,7 +109,7 @@ def check_lockstep(btok):
 @check("JTCSE: train (accelerate) on CUDA, a few steps of each variant, finite losses, model on CUDA")
 def check_jtcse_train(btok, corpus):
     from transformers import BertModel
-    from sentemb_lit.models import tiny_bert_config
+    from sentemb_lit.tiny_models import tiny_bert_config
     from sentemb_lit.twin import TwinTowerEncoder
     from sentemb_lit.jtcse_step import JTCSEConfig
     from sentemb_lit.jtcse import train
@@ -141,7 +141,7 @@ def check_jtcse_train(btok, corpus):
 @check("ranking: posttrain (ListMLE, accelerate) on CUDA, finite losses, student on CUDA")
 def check_posttrain(btok):
     from transformers import BertModel
-    from sentemb_lit.models import tiny_bert_config
+    from sentemb_lit.tiny_models import tiny_bert_config
     from sentemb_lit.ranking import posttrain
     from sentemb_lit.training import read_jsonl
     chains = [["A man plays a guitar on stage.", "A man plays a guitar.", "A man plays music.", "A person makes a sound."],
@@ -158,7 +158,8 @@ def check_posttrain(btok):
 @check("evaluation: evaluate_sts with a CUDA encoder = with the CPU encoder")
 def check_eval(btok):
     from transformers import BertModel
-    from sentemb_lit.models import tiny_bert_config, SentenceEncoder
+    from sentemb_lit.models import SentenceEncoder
+    from sentemb_lit.tiny_models import tiny_bert_config
     from sentemb_lit.evaluation import evaluate_sts
     cpu, gpu = tiny_pair(BertModel, tiny_bert_config(), 8)
     a = evaluate_sts(SentenceEncoder(gpu, btok, "mean", show_progress=False), limit=50).scores

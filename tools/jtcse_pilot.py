@@ -10,7 +10,8 @@ from pathlib import Path
 import torch
 torch.set_num_threads(1)
 from sentemb_lit.data import training_corpus
-from sentemb_lit.models import load_encoder, cache_dir
+from sentemb_lit.models import load_encoder
+from sentemb_lit.model_cache import cache_dir
 from sentemb_lit.io import KeyedStore, atomic_write_json
 from sentemb_lit.twin import TwinTowerEncoder
 from sentemb_lit.jtcse_step import JTCSEConfig
