@@ -536,3 +536,29 @@ def _load(self: KeyedStore, name: str, key):
     return None
 
 KeyedStore.save, KeyedStore.load = _save, _load
+
+# %% ../nbs/05_io.ipynb #c036r
+def _rekey(self: KeyedStore, name: str, old_key, new_key: dict, how: str) -> Path:
+    """Move the result stored for `name` under `old_key` (verified first) to `new_key` (a `cache_key` dict), recording
+    `{"from": old key, "how": how}` as `migrated` in key.json and the new key in result.json; the new folder."""
+    check_type(new_key, "new_key", dict)
+    old_hex, new_hex = self._hex(old_key), self._hex(new_key)
+    if not isinstance(how, str) or len(how.strip()) < 20:
+        raise ValueError("how must say how the result was verified for its new key (a sentence, ≥ 20 characters)")
+    if old_hex == new_hex: raise ValueError(f"{name}: old and new key are the same ({old_hex[:16]})")
+    src, dst = self.path(name, old_hex), self.path(name, new_hex)
+    if not self.is_done(name, old_hex): raise FileNotFoundError(f"{src}: no finished result of {name} under this key")
+    result = read_json_verified(src / "result.json") if (src / "result.json").exists() else None
+    if dst.exists(): raise FileExistsError(f"{dst}: {name} already has a folder under the new key")
+    def fill(tmp: Path):
+        shutil.copytree(src, tmp, dirs_exist_ok=True)
+        if result is not None:
+            (tmp / "result.json").unlink()
+            write_json_verified(tmp / "result.json", result | ({"key": new_hex} if result.get("key") == old_hex else {}))
+        atomic_write_json(tmp / "key.json", new_key | {"migrated": {"from": old_hex, "how": how.strip()}})
+    atomic_write_dir(dst, fill)
+    shutil.rmtree(src)
+    return dst
+
+KeyedStore.rekey = _rekey
+
