@@ -12,7 +12,8 @@ from sentemb_lit.data import load_sts
 from sentemb_lit.evaluation import _strided, evaluate_sts
 from sentemb_lit.models import SentenceEncoder, load_encoder, tiny_llama
 from sentemb_lit.jtcse import TwinTowerEncoder
-from sentemb_lit.prompting import MaskPromptEncoder, PromptEncoder
+from sentemb_lit.prompting import PromptEncoder
+from sentemb_lit.mask_prompting import MaskPromptEncoder
 
 class LocalSTSBenchmark(AbsTaskSTS):
     "STS-B test pairs given in memory (MTEB's STSBenchmark task reads the same pairs from the hub)."

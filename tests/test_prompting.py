@@ -1,15 +1,16 @@
 """Behaviour of sentemb_lit.prompting: the reference's whole-prompt tokens with the prefix KV cache kept (SmolLM2's
 tokenizer and a LLaMA-style SentencePiece tokenizer built offline), cached = uncached, batch independence, the
 encoder protocol (MTEB / sentence-transformers calls), the [MASK]-prompt endings, and prompt embedding split over two
-processes. Bad inputs are in test_bad_inputs_prompting.py."""
+processes (the [MASK] prompts live in sentemb_lit.mask_prompting; their old path in prompting still works, with a
+DeprecationWarning). Bad inputs are in test_bad_inputs_prompting.py."""
 import io, json, os, subprocess, sys
 import numpy as np
 import pytest
 import torch
 
-from sentemb_lit.prompting import (TEMPLATES, PRESET_LAYERS, PromptEncoder, MaskPromptEncoder, split_template,
-                                   normalize_sentence, normalize_for_eos, prompt_ids, shared_prefix_len,
-                                   encode_distributed)
+from sentemb_lit.prompting import (TEMPLATES, PRESET_LAYERS, PromptEncoder, split_template, normalize_sentence,
+                                   prompt_ids, shared_prefix_len, encode_distributed, ENCODE_CODE)
+from sentemb_lit.mask_prompting import MaskPromptEncoder, normalize_for_eos
 from sentemb_lit.cli import embed_main
 
 torch.set_num_threads(1)
@@ -292,3 +293,35 @@ def test_two_processes_equal_one(tmp_path, llama):
     assert np.abs(one[0] - two[0]).max() < 1e-4          # same rows, same order
     assert np.abs(one[1] - two[1]).max() < 1e-4
     assert np.abs(one[0] - one[1]).max() < 1e-4          # the CLI gives the function's embeddings
+
+
+@pytest.mark.parametrize("name", ["MASK_EOS", "MASK_AGGREGATIONS", "mask_template", "normalize_for_eos",
+                                  "MaskPromptEncoder"])
+def test_moved_mask_names_keep_their_old_path(name):
+    "`from sentemb_lit.prompting import MaskPromptEncoder` still works for one release, and says where it moved."
+    import importlib
+    import sentemb_lit.mask_prompting as moved
+    with pytest.warns(DeprecationWarning, match=f"sentemb_lit.mask_prompting.{name}"):
+        obj = getattr(importlib.import_module("sentemb_lit.prompting"), name)
+    assert obj is getattr(moved, name)
+
+
+def test_old_path_import_statement_warns():
+    with pytest.warns(DeprecationWarning, match="moved to sentemb_lit.mask_prompting"):
+        from sentemb_lit.prompting import MaskPromptEncoder as Old
+    assert Old is MaskPromptEncoder
+    with pytest.raises(ImportError):
+        from sentemb_lit.prompting import NoSuchName  # noqa: F401
+
+
+def test_encode_code_keys_every_method_of_a_run():
+    "The nb31 embedding key (code=ENCODE_CODE) reaches the constructor, every method encode runs, and their helpers."
+    import inspect
+    from sentemb_lit.io import code_hash, reached_code
+    reach = set(reached_code(*ENCODE_CODE))
+    methods = {f.__name__ for f in vars(PromptEncoder).values() if inspect.isfunction(f)} - {"__repr__"}
+    assert methods <= reach, methods - reach
+    assert {"resolve_template", "fill_template", "normalize_sentence", "prompt_ids", "shared_prefix_len",
+            "_token_batches", "_distinct", "encode_options"} <= reach
+    assert "MaskPromptEncoder" not in reach and "encode_distributed" not in reach
+    assert code_hash(*ENCODE_CODE) == code_hash(*reversed(ENCODE_CODE))

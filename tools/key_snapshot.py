@@ -5,17 +5,19 @@
     diff before.json after.json                   # no output: no record is re-keyed
 
 Entry-point keys (`jtcse.TRAIN_CODE`, `jtcse.EVAL_CODE`, the chain code) follow only the code a run reaches, by bare
-name, so moving a definition to another module keeps them; module-text keys (`code=("prompting",)`) change with any
-edit of the named module and are listed so a diff shows which records such an edit re-keys."""
+name, so moving a definition to another module keeps them (so does nb31's `prompting.ENCODE_CODE`); module-text keys
+(`code=("evaluation", "models")`) change with any edit of the named modules and are listed so a diff shows which
+records such an edit re-keys."""
 import json, sys
 from sentemb_lit.io import code_hash, fingerprint
 
 def snapshot() -> dict:
     from sentemb_lit import jtcse, chains
+    from sentemb_lit.prompting import ENCODE_CODE
     out = {"jtcse.TRAIN_CODE": code_hash(*jtcse.TRAIN_CODE), "jtcse.EVAL_CODE": code_hash(*jtcse.EVAL_CODE),
            "chains.chain_code": fingerprint(chains.chain_code())}
     extra = {"nb13 cls energy": ("jtcse.model_cls_energy",), "nb23 base": ("evaluation", "models"),
-             "nb31 prompting": ("prompting",)}
+             "nb31 prompting": ENCODE_CODE}
     for what, code in extra.items():
         try: out[what] = code_hash(*code)
         except (ValueError, FileNotFoundError, ModuleNotFoundError) as e: out[what] = f"unresolved: {e}"

@@ -37,7 +37,7 @@ def check_lines(src: str) -> int:
     return sum(bool(re.match(r"\s*(if .*:\s*)?raise (ValueError|TypeError)", l)) for l in src.splitlines())
 
 
-PAPER_COMPONENTS = ("10_", "11_", "12_", "20_", "21_", "22_", "30_")
+PAPER_COMPONENTS = ("10_", "11_", "12_", "20_", "21_", "22_", "30_", "34_")
 
 
 def _is_export(c: dict) -> bool:
