@@ -155,7 +155,7 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
 # %% ../nbs/90_cli.ipynb #c012
 def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | None = None) -> dict:
     "Run the experiment notebooks of `papers` at `profile`. Returns paper -> {'statuses', 'run_dir'}."
-    from sentemb_lit.training import PROFILES
+    from sentemb_lit.results import PROFILES
     if profile not in PROFILES: raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}")
     project = project_root(project)
     print(f"project folder: {project}", flush=True)
@@ -215,7 +215,7 @@ def eval_sts_main(argv=None) -> int:
     from sentemb_lit.data import STS_TASKS
     from sentemb_lit.evaluation import evaluate_sts
     from sentemb_lit.models import SentenceEncoder
-    from sentemb_lit.training import markdown_table
+    from sentemb_lit.results import markdown_table
     enc = SentenceEncoder.from_name(a.model, pooling=a.pooling, batch_size=a.batch_size)
     res = evaluate_sts(enc,
                        a.tasks or STS_TASKS, a.variant, a.aggregation, root=a.data_root, limit=a.limit)
@@ -226,7 +226,7 @@ def eval_sts_main(argv=None) -> int:
 
 # %% ../nbs/90_cli.ipynb #c021
 def reproduce_main(argv=None) -> int:
-    from sentemb_lit.training import PROFILES
+    from sentemb_lit.results import PROFILES
     p = argparse.ArgumentParser(prog="sentemb-lit reproduce",
                                 description="Run the experiment notebooks with papermill and write the reports.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), help="repeatable; default: all papers")
@@ -274,7 +274,7 @@ def compare_main(argv=None) -> int:
 
 # %% ../nbs/90_cli.ipynb #87794625
 def report_main(argv=None) -> int:
-    from sentemb_lit.training import PROFILES
+    from sentemb_lit.results import PROFILES
     p = argparse.ArgumentParser(prog="sentemb-lit report", description="Rebuild REPORT.md from a stored run.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), required=True)
     p.add_argument("--profile", default="cpu", choices=list(PROFILES))
@@ -287,7 +287,7 @@ def report_main(argv=None) -> int:
 def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokenizer=None) -> dict:
     """CLI `sentemb-lit generate-ranking`: returns {'done': finished chains in --out, 'new': chains written now}.
     `model`/`tokenizer` override --model (tests)."""
-    from sentemb_lit.chains import parse_job_args, read_sentences, run_ranking_job
+    from sentemb_lit.chain_jobs import parse_job_args, read_sentences, run_ranking_job
     settings, a = parse_job_args(sys.argv[1:] if argv is None else list(argv))
     everything = read_sentences(a.input)
     return run_ranking_job(settings, everything[:a.limit], a.out, model=model, tokenizer=tokenizer, device=a.device,

@@ -1,13 +1,13 @@
-"""The chain job of sentemb_lit.chains trusts nothing it reads back (issue #22): chains files carry a manifest
+"""The chain job of sentemb_lit.chain_jobs trusts nothing it reads back (issue #22): chains files carry a manifest
 (sha256, bytes, records) checked on every read, adoption of an earlier file decodes every group again, names that
 become paths stay inside the store, bad inputs are refused by name, and malformed records are named file:line.
 Tiny random LLaMA, a few seconds."""
 import json, warnings
 from pathlib import Path
 import pytest
-from sentemb_lit import chains as C
-from sentemb_lit.chains import (ChainIntegrityError, RankingSettings, cached_chains, read_chains, run_ranking_job,
-                                verify_chain_file)
+from sentemb_lit import chain_jobs as J, chains as C
+from sentemb_lit.chain_jobs import ChainIntegrityError, cached_chains, read_chains, run_ranking_job, verify_chain_file
+from sentemb_lit.chains import RankingSettings
 from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.io import CorruptFileError
 from sentemb_lit.models import tiny_llama
@@ -52,7 +52,7 @@ def test_cached_file_with_a_false_manifest_is_not_served(tmp_path, tl, job):
     f, key = cached_chains(tmp_path / "store", "c", job, model=tl[0], tokenizer=tl[1])
     want = _chains(f)
     f.write_text("".join(f.read_text().splitlines(True)[:1]))
-    C._write_manifest(f)
+    J._write_manifest(f)
     with pytest.warns(UserWarning, match="holds 1 chains, not one per source"):
         cached_chains(tmp_path / "store", "c", job, model=tl[0], tokenizer=tl[1])
     assert _chains(f) == want
@@ -155,7 +155,7 @@ def test_malformed_records_are_named_by_file_line_and_field(tmp_path, tl, job, c
     recs = [json.loads(l) for l in out.read_text().splitlines()]
     change(recs[1])
     out.write_text("".join(json.dumps(r) + "\n" for r in recs))
-    C._write_manifest(out)                                   # even a file that matches its manifest is checked
+    J._write_manifest(out)                                   # even a file that matches its manifest is checked
     with pytest.raises(CorruptFileError, match=msg): read_chains(out)
     with pytest.raises(CorruptFileError, match=msg):
         generate_ranking_main(job + ["--out", str(out)], model=tl[0], tokenizer=tl[1])
@@ -177,7 +177,7 @@ def test_deprecated_cli_job_settings():
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted(p for p in (ROOT / "papers" / "ranking_sentences" / "runs").glob("*/chains/*/*/chains.jsonl")
-                   if C.manifest_path(p).exists() and (p.parent / "key.json").exists())     # finished sets
+                   if J.manifest_path(p).exists() and (p.parent / "key.json").exists())     # finished sets
 
 
 @pytest.mark.parametrize("f", COMMITTED, ids=lambda p: p.parent.parent.name)
@@ -190,3 +190,13 @@ def test_committed_chain_files_match_their_manifests_and_the_code(f):
     assert marker["key"][:16] == f.parent.name
     assert marker["parts"]["code"] == fingerprint(C.chain_code()), \
         f"{f}: the code a chain run reaches changed since it was verified; decode it again with cached_chains"
+
+
+@pytest.mark.parametrize("name", ["read_sentences", "job_arg_parser", "parse_job_args", "chain_key",
+                                  "ChainIntegrityError", "manifest_path", "verify_chain_file", "read_chains",
+                                  "run_ranking_job", "cached_chains"])
+def test_old_chains_path_still_works_and_warns(name):
+    "issue #23: the job moved to sentemb_lit.chain_jobs; its old import path works for one release, with a warning."
+    with pytest.warns(DeprecationWarning, match=f"sentemb_lit.chains.{name} moved to sentemb_lit.chain_jobs.{name}"):
+        assert getattr(C, name) is getattr(J, name)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"): C.no_such_name

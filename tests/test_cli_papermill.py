@@ -30,7 +30,7 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
         {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "execution_count": None, "outputs": [], "id": "p",
          "source": ['profile = "smoke"\n', "out_dir = None"]},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "id": "b",
-         "source": ["from sentemb_lit.training import save_results\n",
+         "source": ["from sentemb_lit.results import save_results\n",
                     "from sentemb_lit.report import finding\n",
                     "rows = [{'table': 'T', 'method': 'm', 'metric': 'avg', 'value': 1.5, 'setting': profile}]\n",
                     "ci = (0.2, 0.9) if profile == 'cpu' else (-0.9, -0.2)\n",

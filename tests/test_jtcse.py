@@ -303,7 +303,7 @@ TRAINERS = {
 @pytest.mark.parametrize("trainer", list(TRAINERS))
 def test_every_trainer_refuses_a_resume_with_another_config(tmp_path, tok, trainer):
     "temperature, terms, max_length, batch_size, lr: each refused by name, config.json untouched; override continues"
-    from sentemb_lit.training import ConfigMismatchError
+    from sentemb_lit.checkpoint import ConfigMismatchError
     cfg, model, teacher = TRAINERS[trainer]()
     train(cfg, model, tok, CORPUS, tmp_path, teacher=teacher, progress=False, stop_after=2)
     written = (tmp_path / "config.json").read_text()
@@ -322,7 +322,7 @@ def test_every_trainer_refuses_a_resume_with_another_config(tmp_path, tok, train
 
 
 def test_a_resume_on_another_corpus_or_teacher_is_refused(tmp_path, tok):
-    from sentemb_lit.training import ConfigMismatchError
+    from sentemb_lit.checkpoint import ConfigMismatchError
     cfg, model, teacher = TRAINERS["distill"]()
     train(cfg, model, tok, CORPUS, tmp_path, teacher=teacher, progress=False, stop_after=2)
     with pytest.raises(ConfigMismatchError, match=r"config\.corpus"):

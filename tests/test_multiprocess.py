@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from accelerate import Accelerator
 from transformers import BertConfig, BertModel
-from sentemb_lit.training import fit, gather_with_grad
+from sentemb_lit.distributed import gather_with_grad
+from sentemb_lit.training import fit
 
 def main(out_dir, dropout=0.0, n_steps=6, stop_after=None, global_batch=8):
     torch.set_num_threads(1)

@@ -28,7 +28,7 @@ SKIP = {
     "bench": "benchmarks time real models for minutes; nbs/91_bench tests each on tiny models",
     "cli": "the command layer parses argv (an argparse exit, not an exception): every error is one line, tested in "
            "tests/test_cli_papermill.py and tests/test_reproduce_safety.py",
-    "chains.parse_job_args": "an argv parser: a bad argv is argparse's one-line exit (tests/test_decoding.py); the "
+    "chain_jobs.parse_job_args": "an argv parser: a bad argv is argparse's one-line exit (tests/test_decoding.py); the "
                              "library path (cached_chains) raises a ValueError naming the job",
 }
 # Deferred, each with its reason: these functions are part of the code a chain run reaches (`chains.chain_code`), so

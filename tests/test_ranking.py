@@ -107,7 +107,7 @@ def test_forms_agree_for_well_spread_scores():
 def test_posttrain_refuses_a_resume_with_another_config(tmp_path, data_root):
     "issue #22: ranking post-training goes through fit's config check (tau, chains, …); override continues"
     from sentemb_lit.models import tiny_bert
-    from sentemb_lit.training import ConfigMismatchError
+    from sentemb_lit.checkpoint import ConfigMismatchError
     chains = [["A man plays.", "A man plays a song.", "Someone sings."], ["Dogs run.", "Animals move.", "It rains."]]
     kw = dict(lr=1e-3, n_steps=3, ckpt_every=1, eval_every=None, dev0=0.5, dev_limit=20, progress=False)
     R.posttrain(chains, tmp_path, student=tiny_bert(seed=1), stop_after=2, **kw)

@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest, torch
 from sentemb_lit.io import (CorruptFileError, IntegrityError, KeyedStore, cache_key, read_json_verified, seal_json,
                             write_json_verified)
-from sentemb_lit.training import CHECKPOINT, LEGACY_CHECKPOINT, fit, read_checkpoint, save_results
+from sentemb_lit.checkpoint import read_checkpoint
+from sentemb_lit.results import save_results
+from sentemb_lit.training import CHECKPOINT, LEGACY_CHECKPOINT, fit
 
 
 class Planted:
@@ -123,7 +125,7 @@ def test_write_json_verified_refuses_what_it_cannot_prove(tmp_path):
 
 
 def test_a_malformed_checkpoint_state_is_named_not_a_bare_key_error(tmp_path):
-    from sentemb_lit.training import _write_checkpoint
+    from sentemb_lit.checkpoint import _write_checkpoint
     _fit(tmp_path, stop_after=2)
     ck = read_checkpoint(tmp_path / CHECKPOINT)
     del ck["state"]["step"]
