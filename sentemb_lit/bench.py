@@ -8,15 +8,19 @@ import argparse, json, time
 from typing import Sequence
 import numpy as np
 import torch
+from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 from .chains import ranking_prompt
 from .checks import check_flag, check_sentences
 from .decoding import directional_generate, hf_guided_generate_batch
 from .prompting import PromptEncoder
+from .cross_attention import cls_energy
+from .twin import TwinTowerEncoder, _check_tower
 
 # %% auto #0
-__all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'matmul_flops_per_s', 'bench_twin_step', 'bench_decoding', 'bench_prompting',
-           'senteval_sts_encoding', 'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_main']
+__all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'matmul_flops_per_s', 'bench_twin_step', 'bert_macs', 'inference_macs',
+           'model_cls_energy', 'energy_sts_correlation', 'bench_decoding', 'bench_prompting', 'senteval_sts_encoding',
+           'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
@@ -95,6 +99,57 @@ def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 
         tower1.zero_grad(set_to_none=True)
         tower2.zero_grad(set_to_none=True)
     return out
+
+# %% ../nbs/91_bench.ipynb #c032b
+def bert_macs(config, seq_len: int = 64, pooler: bool = True) -> int:
+    "The closed form above for one BERT-style tower."
+    if not all(hasattr(config, a) for a in ("hidden_size", "intermediate_size", "num_hidden_layers")):
+        raise TypeError(f"config must be a BERT-style config (hidden_size, intermediate_size, num_hidden_layers), "
+                        f"got {type(config).__name__}")
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
+        raise ValueError(f"seq_len must be a positive int, got {seq_len!r}")
+    H, I, L, n = config.hidden_size, config.intermediate_size, config.num_hidden_layers, seq_len
+    return L * (4 * n * H * H + 2 * n * H * I + 2 * n * n * H) + (H * H if pooler else 0)
+
+# %% ../nbs/91_bench.ipynb #c032
+def inference_macs(model: nn.Module, seq_len: int = 64, batch_size: int = 1) -> int:
+    "MACs of one forward pass of a tower or twin on `batch_size` sequences of `seq_len` tokens (measured)."
+    if not isinstance(seq_len, int) or seq_len < 1: raise ValueError(f"seq_len must be a positive int, got {seq_len!r}")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    towers = model.towers if isinstance(model, TwinTowerEncoder) else [model]
+    for t in towers: _check_tower(t, "model")
+    cfg = towers[0].config
+    if seq_len > getattr(cfg, "max_position_embeddings", seq_len):
+        raise ValueError(f"seq_len {seq_len} exceeds the model's {cfg.max_position_embeddings} positions")
+    ids = torch.full((batch_size, seq_len), 100, dtype=torch.long, device=next(towers[0].parameters()).device)
+    was = model.training
+    model.eval()
+    try:
+        with FlopCounterMode(display=False, custom_mapping=_cpu_sdpa_mapping()) as fc, torch.no_grad():
+            model(input_ids=ids, attention_mask=torch.ones_like(ids))
+    finally: model.train(was)
+    return fc.get_total_flops() // 2
+
+# %% ../nbs/91_bench.ipynb #c035
+def model_cls_energy(model: nn.Module, tokenizer, sentences, max_length: int = 64) -> dict:
+    "E_CLS of a tower or twin on `sentences`: {'mean': over layers, 'last': last layer, 'per_layer': list}."
+    if not isinstance(model, nn.Module): raise TypeError(f"model must be a tower or twin, got {type(model).__name__}")
+    towers = model.towers if isinstance(model, TwinTowerEncoder) else [model]
+    per = np.mean([cls_energy(t, tokenizer, sentences, max_length=max_length, show_progress=False)
+                   for t in towers], axis=0)
+    return {"mean": float(per.mean()), "last": float(per[-1]), "per_layer": [float(x) for x in per]}
+
+# %% ../nbs/91_bench.ipynb #c035b
+def energy_sts_correlation(energies: Sequence[float], sts: Sequence[float]) -> dict:
+    "Pearson and Spearman between E_CLS and the STS average over checkpoints (≥ 3 needed)."
+    from scipy.stats import pearsonr, spearmanr
+    e, s = np.asarray(energies, dtype=float), np.asarray(sts, dtype=float)
+    if e.shape != s.shape or e.ndim != 1:
+        raise ValueError(f"energies and sts must be 1-D of one length, got {e.shape}, {s.shape}")
+    if len(e) < 3: raise ValueError(f"a correlation over checkpoints needs ≥ 3 points, got {len(e)}")
+    if not (np.isfinite(e).all() and np.isfinite(s).all()): raise ValueError("energies and sts must be finite")
+    return {"pearson": float(pearsonr(e, s)[0]), "spearman": float(spearmanr(e, s)[0]), "n": int(len(e))}
 
 # %% ../nbs/91_bench.ipynb #c041
 BENCH_SENTENCES = ["A man is playing a guitar on a crowded street.", "Two dogs are running through a snowy field.",

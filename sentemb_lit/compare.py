@@ -41,7 +41,7 @@ def encoder_from_spec(spec, pooling: str | None = None, batch_size: int = 64, de
         template, llm, layer = _prompt_spec(s)
         return PromptEncoder.from_name(llm, template=template, layer=layer, device=device, batch_size=batch_size)
     if (Path(s) / "twin_config.json").is_file():
-        from sentemb_lit.jtcse import TwinTowerEncoder
+        from sentemb_lit.twin import TwinTowerEncoder
         return TwinTowerEncoder.from_pretrained(s, device=device)
     from sentemb_lit.models import SentenceEncoder
     return SentenceEncoder.from_name(s, pooling=pooling, device=device, batch_size=batch_size)

@@ -36,45 +36,6 @@ def _merge_heads(x: torch.Tensor) -> torch.Tensor:
     B, h, L, d = x.shape
     return x.transpose(1, 2).reshape(B, L, h * d)
 
-# %% ../nbs/11_cross_attention.ipynb #c006d
-def attention_probabilities(layer, hidden: torch.Tensor, ext_mask: torch.Tensor) -> torch.Tensor:
-    "SA^j(x) (Eq. 8) of one BERT/RoBERTa layer: softmax(Q K^T / sqrt(d_head) + M), float32 [B, heads, L, L]."
-    _check_layer_args(layer, hidden, ext_mask)
-    sa = layer.attention.self
-    q = _split_heads(sa.query(hidden), sa.num_attention_heads).float()     # (B, nh, L, d)
-    k = _split_heads(sa.key(hidden), sa.num_attention_heads).float()       # (B, nh, L, d)
-    scores = (q @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5) + ext_mask  # (B, nh, L, L)
-    return scores.softmax(dim=-1)
-
-# %% ../nbs/11_cross_attention.ipynb #c006f
-def layer_values(layer, hidden: torch.Tensor) -> torch.Tensor:
-    "V^j(x): the layer's value projection of `hidden`, split in heads: [B, heads, L, d_head]."
-    _check_layer_args(layer, hidden)
-    sa = layer.attention.self
-    return _split_heads(sa.value(hidden), sa.num_attention_heads)
-
-# %% ../nbs/11_cross_attention.ipynb #c006g
-def weighted_context(probs: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    "CT = SA . V (Eq. 9, and Eq. 10 with the other tower's values), heads merged: [B, L, H]."
-    _check_context_args(probs, values)
-    return _merge_heads(probs.to(values.dtype) @ values)
-
-# %% ../nbs/11_cross_attention.ipynb #c006i
-def finish_layer(layer, context: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
-    "The rest of the layer: attention output (dense, dropout, + hidden, LayerNorm) then the feed-forward block."
-    _check_layer_args(layer, hidden)
-    _check_states(context, "context", like=hidden)
-    a = layer.attention.output(context, hidden)
-    return layer.output(layer.intermediate(a), a)
-
-# %% ../nbs/11_cross_attention.ipynb #c006k
-def self_attention_layer(layer, hidden: torch.Tensor, ext_mask: torch.Tensor, probs=None) -> torch.Tensor:
-    "F^j(x): one ordinary encoder layer from its parts (Eq. 8, Eq. 9, output and feed-forward blocks)."
-    _check_layer_args(layer, hidden, ext_mask)
-    p = attention_probabilities(layer, hidden, ext_mask) if probs is None else probs     # SA^j(x)
-    ct = weighted_context(layer.attention.self.dropout(p), layer_values(layer, hidden))  # CT^j = SA^j V^j(x)
-    return finish_layer(layer, ct, hidden)
-
 # %% ../nbs/11_cross_attention.ipynb #c006n
 def _kind(x) -> str:
     return f"shape {tuple(x.shape)}, dtype {x.dtype}" if isinstance(x, torch.Tensor) else type(x).__name__
@@ -114,6 +75,45 @@ def _check_context_args(probs, values):
     if probs.shape[:2] != values.shape[:2] or probs.shape[-1] != values.shape[-2]:
         raise ValueError(f"probs {tuple(probs.shape)} and values {tuple(values.shape)} do not match: need "
                          f"[B, heads, L, L] and [B, heads, L, d]")
+
+# %% ../nbs/11_cross_attention.ipynb #c006d
+def attention_probabilities(layer, hidden: torch.Tensor, ext_mask: torch.Tensor) -> torch.Tensor:
+    "SA^j(x) (Eq. 8) of one BERT/RoBERTa layer: softmax(Q K^T / sqrt(d_head) + M), float32 [B, heads, L, L]."
+    _check_layer_args(layer, hidden, ext_mask)
+    sa = layer.attention.self
+    q = _split_heads(sa.query(hidden), sa.num_attention_heads).float()     # (B, nh, L, d)
+    k = _split_heads(sa.key(hidden), sa.num_attention_heads).float()       # (B, nh, L, d)
+    scores = (q @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5) + ext_mask  # (B, nh, L, L)
+    return scores.softmax(dim=-1)
+
+# %% ../nbs/11_cross_attention.ipynb #c006f
+def layer_values(layer, hidden: torch.Tensor) -> torch.Tensor:
+    "V^j(x): the layer's value projection of `hidden`, split in heads: [B, heads, L, d_head]."
+    _check_layer_args(layer, hidden)
+    sa = layer.attention.self
+    return _split_heads(sa.value(hidden), sa.num_attention_heads)
+
+# %% ../nbs/11_cross_attention.ipynb #c006g
+def weighted_context(probs: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    "CT = SA . V (Eq. 9, and Eq. 10 with the other tower's values), heads merged: [B, L, H]."
+    _check_context_args(probs, values)
+    return _merge_heads(probs.to(values.dtype) @ values)
+
+# %% ../nbs/11_cross_attention.ipynb #c006i
+def finish_layer(layer, context: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    "The rest of the layer: attention output (dense, dropout, + hidden, LayerNorm) then the feed-forward block."
+    _check_layer_args(layer, hidden)
+    _check_states(context, "context", like=hidden)
+    a = layer.attention.output(context, hidden)
+    return layer.output(layer.intermediate(a), a)
+
+# %% ../nbs/11_cross_attention.ipynb #c006k
+def self_attention_layer(layer, hidden: torch.Tensor, ext_mask: torch.Tensor, probs=None) -> torch.Tensor:
+    "F^j(x): one ordinary encoder layer from its parts (Eq. 8, Eq. 9, output and feed-forward blocks)."
+    _check_layer_args(layer, hidden, ext_mask)
+    p = attention_probabilities(layer, hidden, ext_mask) if probs is None else probs     # SA^j(x)
+    ct = weighted_context(layer.attention.self.dropout(p), layer_values(layer, hidden))  # CT^j = SA^j V^j(x)
+    return finish_layer(layer, ct, hidden)
 
 # %% ../nbs/11_cross_attention.ipynb #c010a
 INJECTIONS = ("propagate", "side", "add")

@@ -9,7 +9,7 @@ from sentemb_lit.cross_attention import (CAELConfig, attention_probabilities, ch
                                          cross_attention_layer, cross_stream_step, extended_attention_mask,
                                          finish_layer, layer_attention, layer_values, lockstep_forward,
                                          plot_attention_sinks, self_attention_layer, weighted_context)
-from sentemb_lit.jtcse import TwinTowerEncoder
+from sentemb_lit.twin import TwinTowerEncoder
 from sentemb_lit.losses import (cross_info_nce, icnce, ictm_loss, info_nce, jtcse_loss, tmc_dynamic, tmc_loss,
                                 tmc_loss_kt)
 

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaModel
 from sentemb_lit.cross_attention import (CAELConfig, CAELWarning, INJECTIONS, cls_energy,
                                          layer_attention, lockstep_forward, plot_attention_sinks)
-from sentemb_lit.jtcse import TwinTowerEncoder
+from sentemb_lit.twin import TwinTowerEncoder
 from sentemb_lit.losses import jtcse_loss
 
 

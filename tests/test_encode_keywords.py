@@ -9,7 +9,7 @@ import mteb
 from mteb.types import PromptType
 from sentemb_lit import models as M
 from sentemb_lit.evaluation import evaluate_sts
-from sentemb_lit.jtcse import TwinTowerEncoder
+from sentemb_lit.twin import TwinTowerEncoder
 from sentemb_lit.models import SentenceEncoder, encode_options, tiny_bert, tiny_llama
 from sentemb_lit.prompting import PromptEncoder
 from sentemb_lit.mask_prompting import MaskPromptEncoder
@@ -40,7 +40,7 @@ def enc(request):
 
 def test_one_reader_for_every_encoder():
     "No copies: each encoder's encode calls models.encode_options (and none keeps a private keyword reader)."
-    import sentemb_lit.jtcse as J, sentemb_lit.prompting as P, sentemb_lit.mask_prompting as MP
+    import sentemb_lit.twin as J, sentemb_lit.prompting as P, sentemb_lit.mask_prompting as MP
     for fn in (M.EncodeAPI.encode, P.PromptEncoder.encode, MP.MaskPromptEncoder.encode, J.TwinTowerEncoder.encode):
         assert "encode_options(self, kwargs)" in inspect.getsource(fn), fn.__qualname__
     assert P.encode_options is M.encode_options and MP.encode_options is M.encode_options

@@ -4,9 +4,10 @@ from pathlib import Path
 import numpy as np, pytest, torch
 from sentemb_lit.models import tiny_bert
 from sentemb_lit.training import NonFiniteLossError, read_jsonl
-from sentemb_lit.jtcse import (JTCSEConfig, TwinTowerEncoder, official_config, two_view_batch, positive_index,
-                               batch_sentences, make_batch_at, make_loss_fn, train, inference_macs, bert_macs,
-                               export_sentence_transformer, energy_sts_correlation, MemoEncoder, load_model)
+from sentemb_lit.twin import TwinTowerEncoder, export_sentence_transformer
+from sentemb_lit.jtcse_step import JTCSEConfig, official_config, two_view_batch, positive_index, make_loss_fn
+from sentemb_lit.jtcse import batch_sentences, make_batch_at, train, MemoEncoder, load_model
+from sentemb_lit.bench import inference_macs, bert_macs, energy_sts_correlation
 
 CORPUS = [f"this is training sentence number {i} about topic {i % 7}" for i in range(64)]
 
@@ -172,19 +173,19 @@ def test_twin_through_mteb_sts_evaluator():
 
 
 def test_twin_sentence_transformer_fresh_process(tmp_path):
-    "A fresh interpreter: import sentemb_lit.jtcse, SentenceTransformer(path) with no flag = TwinTowerEncoder.encode."
+    "A fresh interpreter: import sentemb_lit.twin, SentenceTransformer(path) with no flag = TwinTowerEncoder.encode."
     import subprocess, sys
     t = twin(4)
     sents = ["a man plays a guitar", "two dogs run on the beach", "a much longer sentence so that padding occurs here"]
     np.save(tmp_path / "ours.npy", t.encode(sents))
     export_sentence_transformer(t, None, tmp_path / "st")
-    code = (f"import numpy as np, sentemb_lit.jtcse\nfrom sentence_transformers import SentenceTransformer\n"
+    code = (f"import numpy as np, sentemb_lit.twin\nfrom sentence_transformers import SentenceTransformer\n"
             f"m = SentenceTransformer({str(tmp_path / 'st')!r}, device='cpu')\n"
             f"d = np.abs(m.encode({sents!r}) - np.load({str(tmp_path / 'ours.npy')!r})).max()\n"
             f"print('maxdiff', d)\nassert d < 1e-5, d")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "maxdiff" in r.stdout, r.stderr[-2000:]
-    r = subprocess.run([sys.executable, "-c", code.replace("import numpy as np, sentemb_lit.jtcse", "import numpy as np")],
+    r = subprocess.run([sys.executable, "-c", code.replace("import numpy as np, sentemb_lit.twin", "import numpy as np")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "sentemb_lit_twin" in r.stderr               # the unknown model type is named
 
@@ -372,7 +373,7 @@ def test_export_never_deletes_files_it_did_not_write(tmp_path, tok):
     ({"cael": {"every": 2}}, "is not a CAELConfig"),
 ])
 def test_twin_config_fields_are_checked(tmp_path, edit, msg):
-    from sentemb_lit.jtcse import TWIN_CONFIG
+    from sentemb_lit.twin import TWIN_CONFIG
     twin().save_pretrained(tmp_path / "t")
     f = tmp_path / "t" / TWIN_CONFIG
     f.write_text(json.dumps(json.loads(f.read_text()) | edit))
@@ -380,8 +381,34 @@ def test_twin_config_fields_are_checked(tmp_path, edit, msg):
         TwinTowerEncoder.from_pretrained(tmp_path / "t")
 
 
-def test_loading_an_export_as_a_twin_says_to_import_jtcse(tmp_path):
+def test_loading_an_export_as_a_twin_says_to_import_twin(tmp_path):
     export_sentence_transformer(twin(), None, tmp_path / "st")
-    with pytest.raises(FileNotFoundError, match=r"`import sentemb_lit\.jtcse` first"):
+    with pytest.raises(FileNotFoundError, match=r"`import sentemb_lit\.twin` first"):
         TwinTowerEncoder.from_pretrained(tmp_path / "st")
-    assert "import sentemb_lit.jtcse" in (tmp_path / "st" / "README.md").read_text()
+    assert "import sentemb_lit.twin" in (tmp_path / "st" / "README.md").read_text()
+
+
+# ---------------------------------------------------------------- names that moved out of sentemb_lit.jtcse (issue 23)
+_MOVED_OUT = {"twin": ("TWIN_CONFIG", "TWIN_FORMAT", "TWIN_SUPPORTED", "EXPORT_MARKER", "EXPORT_FORMAT",
+                       "TwinTowerEncoder", "export_sentence_transformer", "TwinTowerConfig", "TwinTowerModel"),
+              "jtcse_step": ("positive_index", "two_view_batch", "VARIANTS", "JTCSEConfig", "official_config",
+                             "SimCSEHead", "set_dropout", "twin_outputs", "make_loss_fn"),
+              "bench": ("inference_macs", "bert_macs", "model_cls_energy", "energy_sts_correlation")}
+
+
+@pytest.mark.parametrize("home,name", [(h, n) for h, names in _MOVED_OUT.items() for n in names])
+def test_old_jtcse_path_still_works_and_warns(home, name):
+    "`from sentemb_lit.jtcse import X` of a moved name: the object of its new home, with a DeprecationWarning naming it."
+    import importlib
+    new = getattr(importlib.import_module(f"sentemb_lit.{home}"), name)
+    with pytest.warns(DeprecationWarning, match=rf"sentemb_lit\.jtcse\.{name} moved to sentemb_lit\.{home}\.{name}"):
+        exec(f"from sentemb_lit.jtcse import {name} as old", ns := {})
+    assert ns["old"] is new
+
+
+def test_names_that_stayed_in_jtcse_do_not_warn():
+    import warnings, sentemb_lit.jtcse as J
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert J.run_stage and J.train and J.TowerPoolings and J.TRAIN_CODE == ("jtcse.run_stage",)
+    assert "TwinTowerEncoder" not in J.__all__ and "run_sts" in J.__all__

@@ -11,7 +11,7 @@ from mteb.models import EncoderProtocol
 from sentemb_lit.data import load_sts
 from sentemb_lit.evaluation import _strided, evaluate_sts
 from sentemb_lit.models import SentenceEncoder, load_encoder, tiny_llama
-from sentemb_lit.jtcse import TwinTowerEncoder
+from sentemb_lit.twin import TwinTowerEncoder
 from sentemb_lit.prompting import PromptEncoder
 from sentemb_lit.mask_prompting import MaskPromptEncoder
 

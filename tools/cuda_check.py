@@ -110,7 +110,10 @@ def check_lockstep(btok):
 def check_jtcse_train(btok, corpus):
     from transformers import BertModel
     from sentemb_lit.models import tiny_bert_config
-    from sentemb_lit.jtcse import JTCSEConfig, TwinTowerEncoder, train, inference_macs
+    from sentemb_lit.twin import TwinTowerEncoder
+    from sentemb_lit.jtcse_step import JTCSEConfig
+    from sentemb_lit.jtcse import train
+    from sentemb_lit.bench import inference_macs
     from sentemb_lit.training import read_jsonl
     out = {}
     with tempfile.TemporaryDirectory() as d:

@@ -12,7 +12,9 @@ torch.set_num_threads(1)
 from sentemb_lit.data import training_corpus
 from sentemb_lit.models import load_encoder, cache_dir
 from sentemb_lit.io import KeyedStore, atomic_write_json
-from sentemb_lit.jtcse import JTCSEConfig, TwinTowerEncoder, run_stage
+from sentemb_lit.twin import TwinTowerEncoder
+from sentemb_lit.jtcse_step import JTCSEConfig
+from sentemb_lit.jtcse import run_stage
 
 STAGE = sys.argv[1]
 CAP = int(sys.argv[2]) if len(sys.argv) > 2 else 422          # one pass over the 27,029 sentences at batch 64

@@ -16,7 +16,7 @@ def snapshot() -> dict:
     from sentemb_lit.prompting import ENCODE_CODE
     out = {"jtcse.TRAIN_CODE": code_hash(*jtcse.TRAIN_CODE), "jtcse.EVAL_CODE": code_hash(*jtcse.EVAL_CODE),
            "chains.chain_code": fingerprint(chains.chain_code())}
-    extra = {"nb13 cls energy": ("jtcse.model_cls_energy",), "nb23 base": ("evaluation", "models"),
+    extra = {"nb13 cls energy": ("bench.model_cls_energy",), "nb23 base": ("evaluation", "models"),
              "nb31 prompting": ENCODE_CODE}
     for what, code in extra.items():
         try: out[what] = code_hash(*code)

@@ -37,7 +37,13 @@ def check_lines(src: str) -> int:
     return sum(bool(re.match(r"\s*(if .*:\s*)?raise (ValueError|TypeError)", l)) for l in src.splitlines())
 
 
-PAPER_COMPONENTS = ("10_", "11_", "12_", "20_", "21_", "22_", "30_", "34_")
+PAPER_COMPONENTS = ("10", "11", "12", "20", "21", "22", "30", "34")      # a component's parts too: 11b_…, 11c_…
+
+
+def is_component(name: str) -> bool:
+    "`11_cross_attention.ipynb`, `11b_twin_model.ipynb`: a paper-component notebook (its number, an optional letter)."
+    m = re.match(r"(\d+)[a-z]?_", name)
+    return bool(m) and m.group(1) in PAPER_COMPONENTS
 
 
 def _is_export(c: dict) -> bool:
@@ -67,7 +73,7 @@ def per_notebook(repo: Path) -> dict:
     "name -> {figures, worked examples, longest exported run} for the paper-component notebooks."
     out = {}
     for p in sorted((repo / "nbs").glob("*.ipynb")):
-        if p.name.startswith(PAPER_COMPONENTS):
+        if is_component(p.name):
             nb = json.loads(p.read_text(encoding="utf-8"))
             out[p.stem] = shows(nb) | {"longest exported run": test_beat(nb)}
     return out

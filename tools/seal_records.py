@@ -78,7 +78,8 @@ def _macs(row: dict) -> bool:
     "A Table VII row: inference MACs of minilm-l6 (one tower) or of a twin of two, counted again at 64 tokens."
     if row["table"] != "Table VII": return False
     from sentemb_lit.models import load_encoder
-    from sentemb_lit.jtcse import TwinTowerEncoder, inference_macs
+    from sentemb_lit.twin import TwinTowerEncoder
+    from sentemb_lit.bench import inference_macs
     model, tok = load_encoder("minilm-l6")
     net = model if row["method"] == "JTCSE D" else TwinTowerEncoder(model, load_encoder("minilm-l6")[0], tok)
     return abs(inference_macs(net, seq_len=64) / 1e9 - row["value"]) < 1e-9
