@@ -369,19 +369,42 @@ def _import_target(node, pkg_name: str):
     return None
 
 def _module_index(path: Path, pkg_name: str) -> tuple[dict, dict]:
-    "(name -> top-level definition node, alias -> (module, name or None for a module)) of one package module."
+    "(name -> the top-level nodes that make it, alias -> (module, name or None for a module)) of one package module."
     src = path.read_bytes()
     return _parsed_index(str(path), pkg_name, src, hashlib.blake2b(src).hexdigest())
 
+def _patched_class(node) -> str | None:
+    "The class a fastcore `@patch` function extends (its first argument's annotation), else None."
+    if not any(getattr(d.func if isinstance(d, ast.Call) else d, "id", None) == "patch" for d in node.decorator_list):
+        return None
+    args = node.args.posonlyargs + node.args.args
+    ann = args[0].annotation if args else None
+    return ann.id if isinstance(ann, ast.Name) else None
+
+def _extended_name(target) -> str | None:
+    "The defined name an assignment target extends (`Cls.attr = …`, `TABLE[k] = …` -> 'Cls' / 'TABLE'), else None."
+    while isinstance(target, (ast.Attribute, ast.Subscript)): target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
 @functools.lru_cache(maxsize=256)
 def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str) -> tuple[dict, dict]:
-    "The parse behind `_module_index`, memoised on the file's bytes (an edited file is parsed again)."
+    """The parse behind `_module_index`, memoised on the file's bytes (an edited file is parsed again). A name maps to
+    the tuple of nodes that make it: its definition, then every later statement that extends it (a `@patch`ed method,
+    an assignment `Cls.attr = …`), so reaching a class reaches the methods attached to it after its body."""
     tree, defs, imports = ast.parse(src, filename=path), {}, {}
+    def add(name, node):
+        if not any(n is node for n in defs[name]): defs[name] += (node,)
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): defs[node.name] = node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs[node.name] = (node,)
+            if not isinstance(node, ast.ClassDef) and (cls := _patched_class(node)) in defs: add(cls, node)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                defs.update({n.id: node for n in ast.walk(t) if isinstance(n, ast.Name) and n.id != "__all__"})
+                if isinstance(t, (ast.Attribute, ast.Subscript)):
+                    if (base := _extended_name(t)) in defs: add(base, node)     # a name of this module
+                    continue
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and n.id != "__all__": defs[n.id] = (node,)
     for node in ast.walk(tree):                                # imports inside functions count too
         if isinstance(node, ast.ImportFrom) and (mod := _import_target(node, pkg_name)) is not None:
             for a in node.names:
@@ -428,13 +451,13 @@ def _reached(roots: tuple, package: str, stamps: tuple) -> dict:
         seen.add(got)
         m, name = got
         defs, imports = module(m)
-        node = defs[name]
-        out.setdefault(name, []).append(_node_code(node))
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name): todo.append((m, n.id))
-            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
-                    and imports.get(n.value.id, (None, 0))[1] is None and n.value.id in imports:
-                todo.append((imports[n.value.id][0], n.attr))
+        for node in defs[name]:                                  # the definition and what extends it
+            out.setdefault(name, []).append(_node_code(node))
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name): todo.append((m, n.id))
+                elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
+                        and imports.get(n.value.id, (None, 0))[1] is None and n.value.id in imports:
+                    todo.append((imports[n.value.id][0], n.attr))
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 def _node_code(node) -> str:
@@ -513,3 +536,29 @@ def _load(self: KeyedStore, name: str, key):
     return None
 
 KeyedStore.save, KeyedStore.load = _save, _load
+
+# %% ../nbs/05_io.ipynb #c036r
+def _rekey(self: KeyedStore, name: str, old_key, new_key: dict, how: str) -> Path:
+    """Move the result stored for `name` under `old_key` (verified first) to `new_key` (a `cache_key` dict), recording
+    `{"from": old key, "how": how}` as `migrated` in key.json and the new key in result.json; the new folder."""
+    check_type(new_key, "new_key", dict)
+    old_hex, new_hex = self._hex(old_key), self._hex(new_key)
+    if not isinstance(how, str) or len(how.strip()) < 20:
+        raise ValueError("how must say how the result was verified for its new key (a sentence, ≥ 20 characters)")
+    if old_hex == new_hex: raise ValueError(f"{name}: old and new key are the same ({old_hex[:16]})")
+    src, dst = self.path(name, old_hex), self.path(name, new_hex)
+    if not self.is_done(name, old_hex): raise FileNotFoundError(f"{src}: no finished result of {name} under this key")
+    result = read_json_verified(src / "result.json") if (src / "result.json").exists() else None
+    if dst.exists(): raise FileExistsError(f"{dst}: {name} already has a folder under the new key")
+    def fill(tmp: Path):
+        shutil.copytree(src, tmp, dirs_exist_ok=True)
+        if result is not None:
+            (tmp / "result.json").unlink()
+            write_json_verified(tmp / "result.json", result | ({"key": new_hex} if result.get("key") == old_hex else {}))
+        atomic_write_json(tmp / "key.json", new_key | {"migrated": {"from": old_hex, "how": how.strip()}})
+    atomic_write_dir(dst, fill)
+    shutil.rmtree(src)
+    return dst
+
+KeyedStore.rekey = _rekey
+

@@ -17,8 +17,8 @@ from .jtcse_step import JTCSEConfig, SimCSEHead, make_loss_fn, set_dropout, two_
 
 # %% auto #0
 __all__ = ['TRAIN_CODE', 'EVAL_CODE', 'STAGE_TOLERANCE', 'batch_sentences', 'make_batch_at', 'prepare_model', 'inference_encoder',
-           'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts',
-           'TowerPoolings', 'MemoEncoder']
+           'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'stage_key', 'run_stage',
+           'run_sts', 'TowerPoolings', 'MemoEncoder']
 
 # %% ../nbs/12_jtcse.ipynb #c020
 def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed: int = 0) -> list[str]:
@@ -181,14 +181,13 @@ def _init_model(init: Callable) -> tuple:
 
 def _train_stage(store, name, key, folder, config, model, tok, corpus, teacher, dev_limit, root, progress) -> dict:
     "Train one stage into `folder` (the best dev weights in final/) and store its info unless it is stored."
-    t0 = time.time()
     res = train(config, model, tok, corpus, folder / "run", teacher=teacher, dev_limit=dev_limit, root=root,
                 progress=progress, desc=name)
     if res.best_dir.exists(): model.load_state_dict(load_model(res.best_dir)[0].state_dict())
     atomic_write_dir(folder / "final", lambda d: save_model(model, tok, d))
     info = {"key": key["key"], "best_dev": res.best_score, "best_step": res.best_step, "n_steps": config.n_steps,
             "stop": res.stop_reason, "convergence": res.convergence,    # the training rule's reading of the curve
-            "seconds": round(time.time() - t0, 1), "log": [r for r in read_jsonl(res.log_path)]}
+            "seconds": res.seconds, "log": [r for r in read_jsonl(res.log_path)]}
     if store.load(name, key) is None: store.save(name, key, info)
     (folder / "run" / CHECKPOINT).unlink(missing_ok=True)       # optimizer state is large; the stage is done
     if res.best_dir.exists(): shutil.rmtree(res.best_dir)
@@ -211,6 +210,14 @@ def _stage_input(x, what: str):
         return x
     return model_fingerprint(x)
 
+def stage_key(config: JTCSEConfig, corpus: Sequence[str], init_id: str, teacher_id: str | None = None,
+              dev_limit: int | None = None, root=None, code=None) -> dict:
+    """The `cache_key` of a stage: its configuration and seed; the key (or fingerprint) of its starting weights and of
+    its teacher, its training sentences and the dev data; the code `run_stage` reaches (`TRAIN_CODE`)."""
+    dev = sts_fingerprint(("stsb",), "original", "dev", root) if config.eval_every else None
+    return cache_key({"config": config.to_dict(), "dev_limit": dev_limit}, seed=config.seed,
+                     code=TRAIN_CODE if code is None else code, data=(init_id, teacher_id, fingerprint(corpus), dev))
+
 def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable, corpus: Sequence[str], teacher=None,
               dev_limit: int | None = None, root=None, code=None, progress: bool = False,
               only_cached: bool = False, init_key: str | None = None, teacher_key: str | None = None,
@@ -232,10 +239,8 @@ def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable,
     got = None if init_key is not None else _init_model(init)
     teacher_id = None if teacher is None and teacher_key is None else \
         _stage_input(teacher_key if teacher_key is not None else teacher, "teacher")
-    dev = sts_fingerprint(("stsb",), "original", "dev", root) if config.eval_every else None
-    key = cache_key({"config": config.to_dict(), "dev_limit": dev_limit}, seed=config.seed, code=code,
-                    data=(_stage_input(init_key if init_key is not None else got[0], "init_key"), teacher_id,
-                          fingerprint(corpus), dev))
+    key = stage_key(config, corpus, _stage_input(init_key if init_key is not None else got[0], "init_key"),
+                    teacher_id, dev_limit, root, code)
     folder = store.path(name, key)
     stored = store.load(name, key)
     if stored is not None and (not load or (folder / "final").is_dir()):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_training.ipynb #c002
 from __future__ import annotations
-import collections, contextlib, importlib, json, math, random, sys, types, warnings
+import collections, contextlib, importlib, json, math, random, sys, time, types, warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,11 +56,11 @@ def check_finite(loss: torch.Tensor, step: int, on_nonfinite: str = "raise") -> 
 
 # %% ../nbs/03_training.ipynb #c012
 def _step_seed(seed: int, step: int, rank: int = 0) -> int:
-    return (seed * 1_000_003 + step + rank * 2**40) % (2**63 - 1)
+    return (seed * 1_000_003 + step + rank * 0x9E3779B1) % (2**63 - 1)     # rank 0: the seed of one process
 
 def _seed_step(seed: int, step: int, rank: int = 0) -> None:
-    """Re-seed every generator for step `step`. The rank term reaches Python's generator only: torch's CPU generator
-    and NumPy keep the seed's low 32 bits, so on the CPU every process draws the same dropout masks."""
+    """Re-seed every generator for step `step`. torch's CPU generator and NumPy keep only the seed's low 32 bits, so the
+    rank term is an odd 32-bit constant: every process draws its own dropout masks, and rank 0 the one-process seed."""
     s = _step_seed(seed, step, rank)
     torch.manual_seed(s)
     random.seed(s)
@@ -82,6 +82,7 @@ class FitResult:
     dev_steps: list = field(default_factory=list)   # the steps at which dev was evaluated
     dev_scores: list = field(default_factory=list)
     stop_reason: str = "cap"                         # "cap" (n_steps), "patience" or "interrupted"
+    seconds: float = 0.0                             # wall-clock seconds of training, summed over every resume
     @property
     def convergence(self) -> dict | None:
         "The training rule's reading of the dev curve (see `convergence`); None without dev evaluations."
@@ -135,6 +136,10 @@ class _Run:
     out_dir: Path
     config: dict
     state: dict
+    clock: float = field(default_factory=time.monotonic)     # when this process started (or resumed) the run
+    def seconds(self) -> float:
+        "Wall-clock seconds of training so far: those of earlier processes (checkpointed) plus this one's."
+        return self.state.get("seconds_before", 0.0) + time.monotonic() - self.clock
     @property
     def main(self) -> bool: return self.acc.is_main_process
     @property
@@ -162,11 +167,12 @@ def _exclusive_run(out_dir: Path, acc):
 def _save_checkpoint(run: _Run) -> None:
     if not run.main: return
     mods = {n: m.state_dict() for n, m in run.mods.items()}
+    state = dict(run.state) | {"seconds_before": round(run.seconds(), 1)}    # a resume counts on from here
     _write_checkpoint(run.ckpt_path, {"modules": {n: {"state": sd, "meta": dict(getattr(sd, "_metadata", {}))}
                                                   for n, sd in mods.items()},
                                       "optimizer": run.optimizer.state_dict(),
                                       "scheduler": run.scheduler.state_dict() if run.scheduler is not None else None,
-                                      "state": dict(run.state), "rng": _rng_state(), "config": run.config})
+                                      "state": state, "rng": _rng_state(), "config": run.config})
 
 # %% ../nbs/03_training.ipynb #c049
 def _module_state(entry) -> dict:
@@ -407,7 +413,7 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         acc.wait_for_everyone()
     stop = "interrupted" if interrupted else run.state.get("stop") or "cap"
     return FitResult(best_score, best_step, run.state["step"], out_dir, interrupted, run.state["skipped"],
-                     [s for s, _ in dev], [v for _, v in dev], stop)
+                     [s for s, _ in dev], [v for _, v in dev], stop, round(run.seconds(), 1))
 
 # %% ../nbs/03_training.ipynb #tr901
 _MOVED = {**dict.fromkeys(("read_checkpoint", "ConfigMismatchError", "config_diff", "run_config"), "checkpoint"),
