@@ -150,7 +150,7 @@ def cached_build(target, build, name: str) -> Path:
         with exclusive(target, wait=CACHE_WAIT): _build_locked(target, build)
     why = verify_cache(target)
     if why: raise CorruptFileError(f"The cache folder {target} is damaged right after its build ({why}); remove it "
-                                   f"with sentemb_lit.models.clear_cache({name!r}) (or delete the folder) and rerun")
+                                   f"with sentemb_lit.model_cache.clear_cache({name!r}) (or delete the folder) and rerun")
     return _tidy(target)
 
 # %% ../nbs/01a_model_cache.ipynb #c011c

