@@ -79,7 +79,7 @@ smoke: setup
 	$(BIN)/sentemb-lit reproduce --profile smoke
 
 pytest: setup
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q --durations=25 tests
 
 # every phase timed, so a slow CI says where the time went
 PHASES := check-export check-clean docs-proc nbtest smoke pytest
