@@ -17,8 +17,8 @@ from .jtcse_step import JTCSEConfig, SimCSEHead, make_loss_fn, set_dropout, two_
 
 # %% auto #0
 __all__ = ['TRAIN_CODE', 'EVAL_CODE', 'STAGE_TOLERANCE', 'batch_sentences', 'make_batch_at', 'prepare_model', 'inference_encoder',
-           'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'stage_key', 'run_stage',
-           'run_sts', 'TowerPoolings', 'MemoEncoder']
+           'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts',
+           'TowerPoolings', 'MemoEncoder']
 
 # %% ../nbs/12_jtcse.ipynb #c020
 def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed: int = 0) -> list[str]:
@@ -202,14 +202,7 @@ def _same_stage(name: str, stored: dict, info: dict) -> None:
         raise IntegrityError(f"stage {name}: retrained to best dev {info['best_dev']} at step {info['best_step']}, "
                              f"the stored record says {stored.get('best_dev')} at {stored.get('best_step')}")
 
-# %% ../nbs/12_jtcse.ipynb #c030d
-def _stage_input(x, what: str):
-    "A key given for the starting weights or the teacher (a stage key) or, for a model, its fingerprint."
-    if isinstance(x, str):
-        if len(x) != 64: raise ValueError(f"{what}: a key must be 64 hex characters, got {x!r}")
-        return x
-    return model_fingerprint(x)
-
+# %% ../nbs/12_jtcse.ipynb #c030sk
 def stage_key(config: JTCSEConfig, corpus: Sequence[str], init_id: str, teacher_id: str | None = None,
               dev_limit: int | None = None, root=None, code=None) -> dict:
     """The `cache_key` of a stage: its configuration and seed; the key (or fingerprint) of its starting weights and of
@@ -217,6 +210,15 @@ def stage_key(config: JTCSEConfig, corpus: Sequence[str], init_id: str, teacher_
     dev = sts_fingerprint(("stsb",), "original", "dev", root) if config.eval_every else None
     return cache_key({"config": config.to_dict(), "dev_limit": dev_limit}, seed=config.seed,
                      code=TRAIN_CODE if code is None else code, data=(init_id, teacher_id, fingerprint(corpus), dev))
+
+
+# %% ../nbs/12_jtcse.ipynb #c030d
+def _stage_input(x, what: str):
+    "A key given for the starting weights or the teacher (a stage key) or, for a model, its fingerprint."
+    if isinstance(x, str):
+        if len(x) != 64: raise ValueError(f"{what}: a key must be 64 hex characters, got {x!r}")
+        return x
+    return model_fingerprint(x)
 
 def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable, corpus: Sequence[str], teacher=None,
               dev_limit: int | None = None, root=None, code=None, progress: bool = False,
