@@ -78,8 +78,10 @@ nbtest: setup
 smoke: setup
 	$(BIN)/sentemb-lit reproduce --profile smoke
 
+# two workers (pytest-xdist), one file per worker at a time so module fixtures are built once; one torch thread
+# each, so the two workers do not fight over the 2 cores
 pytest: setup
-	$(BIN)/pytest -q --durations=25 tests
+	OMP_NUM_THREADS=1 $(BIN)/pytest -q -n 2 --dist loadfile --durations=25 tests
 
 # every phase timed, so a slow CI says where the time went
 PHASES := check-export check-clean docs-proc nbtest smoke pytest

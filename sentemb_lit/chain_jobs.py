@@ -4,7 +4,7 @@
 
 # %% ../nbs/22a_chain_jobs.ipynb #cj002
 from __future__ import annotations
-import argparse, dataclasses, hashlib, json, os, time, warnings
+import argparse, dataclasses, hashlib, json, logging, os, time, warnings
 from pathlib import Path
 from typing import Sequence
 from tqdm.auto import tqdm
@@ -12,6 +12,8 @@ from .checks import check_file, check_sentences, check_type
 from .chains import INSTRUCTIONS, MODES, RankingSettings, _decode_group, chain_code
 from .io import CorruptFileError, KeyedStore, LockedError, append_jsonl, atomic_write_json, exclusive
 from .io import atomic_write_text, fingerprint, read_jsonl
+
+_log = logging.getLogger(__name__)             # the library logs; the CLI and the notebooks print
 
 # %% auto #0
 __all__ = ['read_sentences', 'job_arg_parser', 'parse_job_args', 'chain_key', 'ChainIntegrityError', 'manifest_path',
@@ -315,7 +317,7 @@ def _matching(cand: Path, fresh: list[dict], settings: dict) -> list[dict] | Non
     "The records of `cand` for the sources of `fresh` when each equals its fresh decode but for `seconds`; else None."
     try: recs = [_check_record(r, f"{cand}:{i}") for i, r in enumerate(read_jsonl(cand), start=1)]
     except CorruptFileError as e:
-        print(f"not adopted: {e}")
+        _log.warning(f"not adopted: {e}")
         return None
     old = {}
     for r in recs:
@@ -325,7 +327,7 @@ def _matching(cand: Path, fresh: list[dict], settings: dict) -> list[dict] | Non
         o = old.get(r["source"])
         if o is None or strip(o) != strip(r):
             why = "holds no chain of" if o is None else "decodes differently now for"
-            print(f"not adopted: {cand} {why} {r['source'][:60]!r}")
+            _log.warning(f"not adopted: {cand} {why} {r['source'][:60]!r}")
             return None
     return [old[r["source"]] for r in fresh]
 

@@ -408,15 +408,11 @@ def plot_monotonicity(S_by_method: dict, path=None, title: str = "similarity to 
     if path is not None: fig.savefig(path, dpi=110)
     return fig
 
+# %% ../nbs/22_chains.ipynb #ch901k
+from .moved import keep_old_paths
+
 # %% ../nbs/22_chains.ipynb #ch901
 _MOVED = {n: "chain_jobs" for n in ("read_sentences", "job_arg_parser", "parse_job_args", "chain_key",
                                     "ChainIntegrityError", "manifest_path", "verify_chain_file", "read_chains",
                                     "run_ranking_job", "cached_chains")}
-
-def __getattr__(name: str):
-    "Names that moved to another module: still importable from here for one release, with a DeprecationWarning."
-    if name not in _MOVED: raise AttributeError(f"module 'sentemb_lit.chains' has no attribute {name!r}")
-    import importlib, warnings
-    warnings.warn(f"sentemb_lit.chains.{name} moved to sentemb_lit.{_MOVED[name]}.{name}; the old path goes away in "
-                  "the next release", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(f"sentemb_lit.{_MOVED[name]}"), name)
+keep_old_paths(__name__, _MOVED)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #c002
 from __future__ import annotations
-import argparse, configparser, datetime, json, os, shutil, sys, time, warnings
+import argparse, configparser, datetime, json, logging, os, shutil, sys, time, warnings
 from pathlib import Path
 from typing import Sequence
 from .checks import check_positive_int
@@ -15,9 +15,9 @@ from .io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusiv
 
 # %% auto #0
 __all__ = ['PAPERS', 'KERNEL_ARGS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 'has_parameters_cell', 'experiment_notebooks',
-           'scrub_paths', 'run_notebook', 'write_reports', 'reproduce_paper', 'reproduce', 'rebuild_report',
-           'eval_sts_main', 'reproduce_main', 'compare_main', 'report_main', 'generate_ranking_main', 'embed_main',
-           'fetch_data_main', 'main']
+           'notebook_parameters', 'scrub_paths', 'run_notebook', 'write_reports', 'reproduce_paper', 'reproduce',
+           'rebuild_report', 'eval_sts_main', 'reproduce_main', 'compare_main', 'report_main', 'generate_ranking_main',
+           'embed_main', 'fetch_data_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c005
 PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"),
@@ -62,6 +62,18 @@ def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
     if plain: raise ValueError(f"{nbs_dir}: {plain} of paper {paper!r} have no cell tagged 'parameters'")
     return paths
 
+# %% ../nbs/90_cli.ipynb #c007p
+def notebook_parameters(nb_path: Path) -> tuple[str, ...]:
+    "The names the cell tagged `parameters` of a notebook assigns, in order (empty without such a cell)."
+    import ast
+    nb = json.loads(Path(nb_path).read_text(encoding="utf-8"))
+    src = next(("".join(c["source"]) for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])), "")
+    try: tree = ast.parse(src)
+    except SyntaxError as e: raise ValueError(f"{nb_path}: its parameters cell is not valid Python ({e})") from None
+    names = [t.id for node in tree.body for t in ([node.target] if isinstance(node, ast.AnnAssign) else
+             getattr(node, "targets", [])) if isinstance(t, ast.Name)]
+    return tuple(dict.fromkeys(names))
+
 # %% ../nbs/90_cli.ipynb #scrub01
 def scrub_paths(nb_path: Path, project: Path) -> Path:
     "Replace the machine's absolute paths in an executed notebook: project and virtual env by `.`, home by `~`."
@@ -78,14 +90,15 @@ def scrub_paths(nb_path: Path, project: Path) -> Path:
 KERNEL_ARGS = ["--IPKernelApp.log_level=ERROR"]
 
 def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int | None = None,
-                 progress: bool | None = None) -> dict:
+                 progress: bool | None = None, params: dict | None = None) -> dict:
     """Execute one notebook with papermill into `run_dir`; its status, time and (one-line) error. `progress`: a bar of
-    cells done / total (default: on a terminal, or for any profile but smoke)."""
+    cells done / total (default: on a terminal, or for any profile but smoke). `params`: more of its parameters."""
     import papermill as pm
     if progress is None: progress = sys.stderr.isatty() or profile != "smoke"
     t0, status = time.time(), {"notebook": nb.name, "status": "ok", "seconds": 0.0, "error": ""}
+    if params: status["parameters"] = dict(params)
     try:
-        pm.execute_notebook(str(nb), str(run_dir / nb.name), parameters={"profile": profile, "out_dir": str(run_dir)},
+        pm.execute_notebook(str(nb), str(run_dir / nb.name), parameters={"profile": profile, "out_dir": str(run_dir)} | (params or {}),
                             cwd=str(cwd), kernel_name="python3", progress_bar=progress, execution_timeout=timeout,
                             extra_arguments=KERNEL_ARGS)
     except Exception as e:                                  # noqa: BLE001 — recorded, then the next notebook runs
@@ -128,8 +141,10 @@ def write_reports(*args, **kwargs):
     return write(*args, **kwargs)
 
 # %% ../nbs/90_cli.ipynb #c011
-def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None = None) -> tuple[list[dict], Path]:
-    "Run one paper's notebooks into a fresh attempt folder; promote it only if all succeeded. (statuses, folder)."
+def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None = None,
+                    params: dict | None = None) -> tuple[list[dict], Path]:
+    """Run one paper's notebooks into a fresh attempt folder; promote it only if all succeeded. (statuses, folder).
+    `params`: name -> value, each given to the notebooks whose parameters cell declares the name."""
     paper_dir = project / "papers" / paper
     record = paper_dir / "runs" / profile
     notebooks = experiment_notebooks(paper, project / "nbs")
@@ -142,7 +157,8 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
         for nb in notebooks:
             where = (run_dir / nb.name).relative_to(project)
             print(f"[{paper}] {nb.name} (profile {profile}) → {where} …", flush=True)
-            statuses.append(run_notebook(nb, run_dir, profile, project / "nbs", timeout))
+            mine = {k: v for k, v in (params or {}).items() if k in notebook_parameters(nb)}
+            statuses.append(run_notebook(nb, run_dir, profile, project / "nbs", timeout, params=mine))
             s = statuses[-1]
             print(f"[{paper}] {nb.name}: {s['status']} in {s['seconds']} s {s['error']}", flush=True)
         atomic_write_json(run_dir / "statuses.json", statuses)
@@ -152,9 +168,26 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
                       promote=ok and profile != "smoke")
     return statuses, run_dir
 
+# %% ../nbs/90_cli.ipynb #c012c
+def _check_params(params, notebooks: list[Path]) -> None:
+    "Refuse parameters that are not str -> str, that reproduce sets itself, or that no notebook to run declares."
+    if params is None: return
+    if not isinstance(params, dict) or not all(isinstance(k, str) and (v is None or isinstance(v, (str, int, float)))
+                                               for k, v in params.items()):
+        raise TypeError(f"params must be a dict of str -> str, int, float, bool or None, got {params!r:.200}")
+    if own := sorted(set(params) & {"profile", "out_dir"}):
+        raise ValueError(f"params: {own} are set by reproduce itself (use --profile; out_dir is the attempt folder)")
+    declared = {n for nb in notebooks for n in notebook_parameters(nb)}
+    if unknown := sorted(set(params) - declared):
+        raise ValueError(f"params: {unknown} are declared by none of {[nb.name for nb in notebooks]} "
+                         f"(their parameters: {sorted(declared - {'profile', 'out_dir'})})")
+
 # %% ../nbs/90_cli.ipynb #c012
-def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | None = None) -> dict:
-    "Run the experiment notebooks of `papers` at `profile`. Returns paper -> {'statuses', 'run_dir'}."
+def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | None = None,
+              params: dict | None = None) -> dict:
+    """Run the experiment notebooks of `papers` at `profile`. Returns paper -> {'statuses', 'run_dir'}. `params`
+    (name -> value, as papermill's `-p` reads them) go to the notebooks that declare them, e.g. {'seeds': ''}: nb14 then trains nothing and reports
+    what its ledger holds."""
     from sentemb_lit.results import PROFILES
     if profile not in PROFILES: raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}")
     project = project_root(project)
@@ -163,9 +196,10 @@ def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | 
     for p in papers:
         if p not in PAPERS: raise ValueError(f"Unknown paper {p!r}; choose from {tuple(PAPERS)}")
         experiment_notebooks(p, project / "nbs")                # every listed notebook checked before any runs
+    _check_params(params, [nb for p in papers for nb in experiment_notebooks(p, project / "nbs")])
     summary = {}
     for paper in papers:
-        statuses, run_dir = reproduce_paper(paper, profile, project, timeout)
+        statuses, run_dir = reproduce_paper(paper, profile, project, timeout, params)
         summary[paper] = {"statuses": statuses, "run_dir": run_dir}
     return summary
 
@@ -224,6 +258,18 @@ def eval_sts_main(argv=None) -> int:
     if a.json: atomic_write_json(a.json, res.to_dict(pairs=True) | {"model": a.model, "pooling": enc.pooling})
     return 0
 
+# %% ../nbs/90_cli.ipynb #c021n
+def _name_value(s: str) -> tuple[str, object]:
+    "NAME=VALUE, the value read as papermill's `-p` reads it: True, False, None, an int, a float, else the string."
+    name, eq, value = s.partition("=")
+    if not eq or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"--param needs NAME=VALUE with NAME a parameter name, got {s!r}")
+    if value in ("True", "False", "None"): return name, {"True": True, "False": False, "None": None}[value]
+    for kind in (int, float):
+        try: return name, kind(value)
+        except ValueError: pass
+    return name, value
+
 # %% ../nbs/90_cli.ipynb #c021
 def reproduce_main(argv=None) -> int:
     from sentemb_lit.results import PROFILES
@@ -234,8 +280,10 @@ def reproduce_main(argv=None) -> int:
     p.add_argument("--timeout", type=_positive("--timeout"), default=None, help="per-cell timeout in seconds")
     p.add_argument("--project", "--root", default=None,
                    help="project folder (default: $SENTEMB_ROOT or the enclosing clone)")
+    p.add_argument("-p", "--param", action="append", type=_name_value, default=[], metavar="NAME=VALUE",
+                   help="a notebook parameter (True/False/None/numbers read as papermill -p does), given to the notebooks that declare it; repeatable")
     a = p.parse_args(argv)
-    summary = reproduce(a.paper, a.profile, project=a.project, timeout=a.timeout)
+    summary = reproduce(a.paper, a.profile, project=a.project, timeout=a.timeout, params=dict(a.param) or None)
     failed = [f"{paper}/{s['notebook']}" for paper, r in summary.items() for s in r["statuses"] if s["status"] != "ok"]
     for paper, r in summary.items(): print(f"[{paper}] report: {r['run_dir'] / 'REPORT.md'}")
     n = sum(len(r["statuses"]) for r in summary.values())
@@ -293,19 +341,12 @@ def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokeniz
     return run_ranking_job(settings, everything[:a.limit], a.out, model=model, tokenizer=tokenizer, device=a.device,
                            quiet=a.quiet, input_sources=everything)
 
-# %% ../nbs/90_cli.ipynb #r20job1
-_MOVED = {"JOB_SETTINGS": "sentemb_lit.chains"}              # imported when the old name is used
+# %% ../nbs/90_cli.ipynb #r20job1k
+from .moved import keep_old_paths
 
-def __getattr__(name: str):
-    "The deprecated old import path of names that moved to another module."
-    if name in _MOVED:
-        import importlib
-        where = _MOVED[name]
-        value = getattr(importlib.import_module(where), name)
-        warnings.warn(f"sentemb_lit.cli.{name} moved to {where}.{name}; the old path is removed in the next release",
-                      DeprecationWarning, stacklevel=2)
-        return value
-    raise AttributeError(f"module 'sentemb_lit.cli' has no attribute {name!r}")
+# %% ../nbs/90_cli.ipynb #r20job1
+_MOVED = {"JOB_SETTINGS": "chains"}
+keep_old_paths(__name__, _MOVED)
 
 # %% ../nbs/90_cli.ipynb #c030
 def _embed_args(argv):
@@ -426,6 +467,21 @@ def _usage(stream=sys.stdout) -> None:
     for name, (_, help_) in COMMANDS.items(): print(f"  {name:<18}{help_}", file=stream)
 
 # %% ../nbs/90_cli.ipynb #c025
+class _PrintedLogs(logging.StreamHandler):
+    "The library's log records as plain lines, as `print` wrote them: INFO on stdout, warnings and errors on stderr."
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+    def emit(self, record):
+        self.stream = sys.stderr if record.levelno >= logging.WARNING else sys.stdout     # the streams of this moment
+        super().emit(record)
+
+def _show_library_logs() -> None:
+    "The command shows what the library logs at INFO and above (logger `sentemb_lit`); one handler however often called."
+    log = logging.getLogger("sentemb_lit")
+    if not any(isinstance(h, _PrintedLogs) for h in log.handlers): log.addHandler(_PrintedLogs())
+    if log.level == logging.NOTSET or log.level > logging.INFO: log.setLevel(logging.INFO)
+
 def main(argv=None) -> int:
     "Entry point of the `sentemb-lit` command."
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -436,6 +492,7 @@ def main(argv=None) -> int:
         _usage(sys.stderr)
         print(f"sentemb-lit: error: unknown command {argv[0]!r}", file=sys.stderr)
         return 2
+    _show_library_logs()
     try: result = COMMANDS[argv[0]][0](argv[1:])
     except SystemExit as e: return e.code if isinstance(e.code, int) else 2          # argparse: message printed
     except KeyboardInterrupt: return 130
@@ -445,4 +502,8 @@ def main(argv=None) -> int:
         msg = " ".join(str(e).split()) or type(e).__name__
         print(f"sentemb-lit {argv[0]}: {kind}: {msg} (rerun with --debug for the traceback)", file=sys.stderr)
         return 2 if isinstance(e, INPUT_ERRORS) else 1
-    return result if isinstance(result, int) else 0          # a summary (generate-ranking) means success
+    code = result if isinstance(result, int) else 0          # a summary (generate-ranking) means success
+    if "torch" in sys.modules:                               # under torchrun: end without the teardown that can abort
+        from sentemb_lit.distributed import end_processes
+        end_processes(code=code)
+    return code

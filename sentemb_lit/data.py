@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_data.ipynb #c003
 from __future__ import annotations
-import gzip, hashlib, json, math, os, socket, threading
+import gzip, hashlib, json, logging, math, os, socket, threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -12,6 +12,8 @@ from urllib.parse import urlparse
 import numpy as np
 from .io import CorruptFileError, atomic_write_json, atomic_write_text, exclusive
 from .checks import check_choice, check_file, check_flag, check_type, read_json
+
+_log = logging.getLogger(__name__)             # the library logs; the CLI and the notebooks print
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'STS_TASKS', 'STS_VARIANTS', 'STS_SPLITS', 'STS_SIZES', 'STS_HEADER', 'HUB_STS', 'HUB_SPLITS',
@@ -328,14 +330,14 @@ def load_corpus(name: str, root=None) -> list[str]:
 # %% ../nbs/00_data.ipynb #c027
 def training_corpus(names: Sequence[str] = ("wiki1m_head", "wiki1m_supergen", "sickr_train"), root=None,
                     verbose: bool = False) -> list[str]:
-    "The union of several corpora, de-duplicated across them; `verbose` prints the counts."
+    "The union of several corpora, de-duplicated across them; `verbose` logs the counts (INFO, `sentemb_lit.data`)."
     names = _check_corpus_names(names)
     check_flag(verbose, "verbose")
     parts = {n: load_corpus(n, root) for n in names}
     merged = _dedupe(s for n in names for s in parts[n])
     if verbose:
-        for n, p in parts.items(): print(f"{n:>16}: {len(p):>6} distinct sentences")
-        print(f"{'union':>16}: {len(merged):>6} distinct sentences")
+        for n, p in parts.items(): _log.info(f"{n:>16}: {len(p):>6} distinct sentences")
+        _log.info(f"{'union':>16}: {len(merged):>6} distinct sentences")
     return merged
 
 # %% ../nbs/00_data.ipynb #c031
@@ -373,14 +375,14 @@ def fetch_data(out_dir, tasks: Sequence[str] = STS_TASKS, sources: Mapping[str, 
                 try: s1, s2, scores = _table_split(sources[task], tables, task, split)
                 except CorruptFileError as e:
                     skipped[key] = str(e)
-                    if verbose: print(f"skipped {key}: {e}")
+                    if verbose: _log.warning(f"skipped {key}: {e}")
                     continue
                 text = _sts_text(sources[task], s1, s2, scores)
                 atomic_write_text(out / rel, text)
                 skipped.pop(key, None)
                 written[rel] = {"source": sources[task], "split": HUB_SPLITS.get(split, split), "rows": len(scores),
                                 "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
-                if verbose: print(f"wrote {rel} ({len(scores)} pairs from {sources[task]})")
+                if verbose: _log.info(f"wrote {rel} ({len(scores)} pairs from {sources[task]})")
         manifest = {"written": written, "skipped": skipped}
         atomic_write_json(out / FETCH_MANIFEST, manifest)
     return manifest

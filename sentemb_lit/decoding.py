@@ -35,12 +35,20 @@ def _check_same_shape(logp_cond: torch.Tensor, logp_neg: torch.Tensor):
                          f"{tuple(logp_cond.shape)} vs {tuple(logp_neg.shape)}")
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c005
-def guided_scores(logp_cond: torch.Tensor, logp_neg: torch.Tensor | None, lam: float) -> torch.Tensor:
-    "Eq. 4 in CFG form: γ·(log p_c − log p_u) + log p_u, γ = 1+λ (log-probabilities [B, V]); λ = 0 returns log p_c."
+def _eq4(logp_cond: torch.Tensor, logp_neg: torch.Tensor | None, lam: float) -> torch.Tensor:
+    "γ·(log p_c − log p_u) + log p_u, γ = 1+λ, unchecked (the decoding loop's per-step form)."
     if lam == 0 or logp_neg is None: return logp_cond
-    _check_same_shape(logp_cond, logp_neg)
     gamma = 1.0 + lam
     return gamma * (logp_cond - logp_neg) + logp_neg
+
+def guided_scores(logp_cond: torch.Tensor, logp_neg: torch.Tensor | None, lam: float) -> torch.Tensor:
+    "Eq. 4 in CFG form: γ·(log p_c − log p_u) + log p_u, γ = 1+λ (log-probabilities [B, V]); λ = 0 returns log p_c."
+    _check_logp(logp_cond, "logp_cond")
+    lam = _check_lam(lam)
+    if logp_neg is not None:
+        _check_logp(logp_neg, "logp_neg")
+        _check_same_shape(logp_cond, logp_neg)
+    return _eq4(logp_cond, logp_neg, lam)
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c008
 def _check_prompts(prompts, what: str) -> list[str]:
@@ -64,6 +72,7 @@ def _check_tokenizer(tokenizer, *needs: str, name: str = "tokenizer"):
 
 def eos_token_ids(model, tokenizer) -> set[int]:
     "The end-of-sequence ids generate() stops at: the model's generation_config, else the tokenizer's EOS."
+    _check_tokenizer(tokenizer, "eos_token_id")
     e = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     if e is None: e = tokenizer.eos_token_id
     if e is None: return set()
@@ -73,6 +82,7 @@ def eos_token_ids(model, tokenizer) -> set[int]:
 _TOKEN_CLASSES: dict = {}
 def token_classes(tokenizer) -> tuple[frozenset, frozenset]:
     "(ids whose text contains a newline, ids whose text is blank), computed once per tokenizer."
+    _check_tokenizer(tokenizer, "batch_decode", "name_or_path", "__len__")
     key = (tokenizer.name_or_path, len(tokenizer))
     if key not in _TOKEN_CLASSES:
         texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
@@ -103,31 +113,99 @@ def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
         n = k
     return max(n, 0)
 
+# %% ../nbs/20_contrastive_decoding.ipynb #c008e0
+_LAYER_CLASS: list = []
+def _preallocated_layer():
+    "A transformers cache layer (`DynamicLayer`) whose keys and values live in buffers allocated once (built lazily)."
+    if _LAYER_CLASS: return _LAYER_CLASS[0]
+    from transformers.cache_utils import DynamicLayer
+
+    class PreallocatedLayer(DynamicLayer):
+        "Keys and values [rows, heads, capacity, dim], allocated at the first update; appends and drops in place."
+        def __init__(self, rows: int, capacity: int):
+            super().__init__()
+            self.rows, self.capacity, self.length = rows, capacity, 0
+        def lazy_initialization(self, key_states, value_states):
+            self.dtype, self.device = key_states.dtype, key_states.device
+            B, H, _, Dk = key_states.shape
+            self.rows = max(self.rows, B)
+            self._k = torch.empty((self.rows, H, self.capacity, Dk), dtype=self.dtype, device=self.device)
+            self._v = torch.empty((self.rows, H, self.capacity, value_states.shape[-1]), dtype=self.dtype,
+                                  device=self.device)
+            self.rows = B
+            self.is_initialized = True
+        def _view(self):
+            self.keys = self._k[:self.rows, :, :self.length]
+            self.values = self._v[:self.rows, :, :self.length]
+        def update(self, key_states, value_states, *args, **kwargs):
+            if not self.is_initialized: self.lazy_initialization(key_states, value_states)
+            n = key_states.shape[-2]
+            if self.length + n > self.capacity:
+                raise ValueError(f"cache capacity {self.capacity} exceeded ({self.length} + {n} positions)")
+            self._k[:self.rows, :, self.length:self.length + n] = key_states
+            self._v[:self.rows, :, self.length:self.length + n] = value_states
+            self.length += n
+            self._view()
+            return self.keys, self.values
+        def get_seq_length(self) -> int: return self.length
+        def batch_repeat_interleave(self, repeats: int):
+            if not self.is_initialized: return
+            n = self.rows * repeats
+            self._k[:n, :, :self.length] = self._k[:self.rows, :, :self.length].repeat_interleave(repeats, 0)
+            self._v[:n, :, :self.length] = self._v[:self.rows, :, :self.length].repeat_interleave(repeats, 0)
+            self.rows = n
+            self._view()
+        def batch_select_indices(self, indices: torch.Tensor):
+            if not self.is_initialized: return
+            m = len(indices)
+            self._k[:m, :, :self.length] = self._k[indices, :, :self.length]
+            self._v[:m, :, :self.length] = self._v[indices, :, :self.length]
+            self.rows = m
+            self._view()
+        def rewind(self, rows: int, length: int):
+            "Keep the first `rows` rows and `length` positions in view (what lies beyond is overwritten next)."
+            if not (0 <= rows <= self._k.shape[0] and 0 <= length <= self.capacity):
+                raise ValueError(f"rewind to {rows} rows x {length} positions: the buffers hold "
+                                 f"{self._k.shape[0]} x {self.capacity}")
+            self.rows, self.length = rows, length
+            self._view()
+
+    _LAYER_CLASS.append(PreallocatedLayer)
+    return PreallocatedLayer
+
+def _new_cache(model, rows: int, capacity: int):
+    "A transformers `Cache` of preallocated layers: `rows` rows of `capacity` positions per layer."
+    from transformers.cache_utils import Cache, DynamicCache, get_layer_types_and_kwargs
+    types, _ = get_layer_types_and_kwargs(model.config.get_text_config(decoder=True))
+    if any(t != "full_attention" for t in types):
+        return DynamicCache(config=model.config)            # sliding-window (and other) layers keep transformers' own
+    Layer = _preallocated_layer()
+    return Cache(layers=[Layer(rows, capacity) for _ in types])
+
 # %% ../nbs/20_contrastive_decoding.ipynb #c008e
 MIN_SHARED_PREFIX = 8          # below this the extra forward call costs more than it saves
 
 @torch.inference_mode()
-def _prefill_prefix(model, prefix: list[int], rows: int, device):
+def _prefill_prefix(model, prefix: list[int], rows: int, device, capacity: int):
     "A KV cache holding `prefix` once, repeated for `rows` rows."
-    from transformers import DynamicCache
-    cache = DynamicCache(config=model.config)
+    cache = _new_cache(model, rows, capacity)
     x = torch.tensor([prefix], dtype=torch.long, device=device)
     model(input_ids=x, attention_mask=torch.ones_like(x), position_ids=torch.arange(len(prefix), device=device)[None],
           past_key_values=cache, use_cache=True, logits_to_keep=1)
     cache.batch_repeat_interleave(rows)
     return cache
 
-def _prompt_batch(model, rows: list[list[int]], P: int, pad_id: int, device):
+def _prompt_batch(model, rows: list[list[int]], P: int, pad_id: int, device, max_new_tokens: int):
     "(ids, mask, position_ids, cache) of the prompts' first forward: [prefix][pad][suffix], the prefix pre-filled."
-    from transformers import DynamicCache
     ids, mask = _left_pad([r[P:] for r in rows], pad_id)
     ids, mask = ids.to(device), mask.to(device)
     pos = (mask.cumsum(-1) - 1).clamp(min=0) + P
+    capacity = P + ids.shape[1] + max_new_tokens
     if P:
-        cache = _prefill_prefix(model, rows[0][:P], len(rows), device)
+        cache = _prefill_prefix(model, rows[0][:P], len(rows), device, capacity)
         mask = torch.cat([torch.ones((len(rows), P), dtype=mask.dtype, device=device), mask], dim=1)
     else:
-        cache = DynamicCache(config=model.config)
+        cache = _new_cache(model, len(rows), capacity)
     return ids, mask, pos, cache
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c008f
@@ -150,6 +228,16 @@ def _take_tokens(nxt: list[int], alive: list[int], out: list[dict], started: lis
     return keep
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c008g
+def _step_mask(model, cache, mask: torch.Tensor, max_new_tokens: int):
+    """The decoding steps' attention mask, built once: a bool [rows, 1, 1, positions] buffer whose views are the 4D
+    masks transformers would build from the 2D padding mask at each step (None: let transformers build them)."""
+    if not (cache.layers and isinstance(cache.layers[0], _preallocated_layer())) or \
+            getattr(model.config, "_attn_implementation", None) != "sdpa":
+        return None
+    buf = torch.ones((mask.shape[0], 1, 1, mask.shape[1] + max_new_tokens), dtype=torch.bool, device=mask.device)
+    buf[:, 0, 0, :mask.shape[1]] = mask.bool()
+    return buf
+
 @torch.inference_mode()
 def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos: set, pad_id: int,
                   newline_ids=None, blank_ids=None, share_prefix: bool = True) -> list[dict]:
@@ -159,28 +247,34 @@ def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos
     device = next(model.parameters()).device
     P = common_prefix_len(rows) if share_prefix else 0
     if P < MIN_SHARED_PREFIX: P = 0
-    ids, mask, pos, cache = _prompt_batch(model, rows, P, pad_id, device)
+    ids, mask, pos, cache = _prompt_batch(model, rows, P, pad_id, device, max_new_tokens)
+    mbuf = _step_mask(model, cache, mask, max_new_tokens)
+    padded = [len(r) - P < ids.shape[1] for r in rows]         # rows with padding (known on the host)
+    L = mask.shape[1]
     alive = list(range(B))                       # original row of each live chain
     out = [dict(ids=[], stop="length") for _ in range(B)]
     started = [False] * B
     for t in range(max_new_tokens):
         o = model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True,
                   logits_to_keep=1)
-        cache = o.past_key_values
         logp = torch.log_softmax(o.logits[:, -1].float(), dim=-1)
         n = len(alive)
-        nxt = guided_scores(logp[:n], logp[n:] if guided else None, lam).argmax(-1).tolist()
+        nxt = _eq4(logp[:n], logp[n:] if guided else None, lam).argmax(-1).tolist()
         keep = _take_tokens(nxt, alive, out, started, eos, newline_ids, blank_ids)
         if not keep or t == max_new_tokens - 1: break
         if len(keep) < n:
-            kt = torch.tensor(keep, dtype=torch.long, device=device)
-            rows = torch.cat([kt, kt + n]) if guided else kt
-            cache.batch_select_indices(rows)
-            mask, pos = mask[rows], pos[rows]
+            sel = keep + [k + n for k in keep] if guided else keep
+            kt = torch.tensor(sel, dtype=torch.long, device=device)
+            cache.batch_select_indices(kt)
+            pos, padded = pos[kt], [padded[k] for k in sel]
+            if mbuf is None: mask = mask[kt]
+            else: mbuf[:len(sel)] = mbuf[kt]
             alive = [alive[k] for k in keep]
-        nx = torch.tensor([nxt[k] for k in keep], dtype=torch.long, device=device)
-        ids = (torch.cat([nx, nx]) if guided else nx)[:, None]
-        mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
+        nx = [nxt[k] for k in keep]
+        ids = torch.tensor(nx + nx if guided else nx, dtype=torch.long, device=device)[:, None]
+        L += 1
+        if mbuf is None: mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
+        else: mask = mbuf[:ids.shape[0], :, :, :L] if any(padded) else None
         pos = pos[:, -1:] + 1
     return out
 

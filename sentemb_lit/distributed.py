@@ -10,7 +10,7 @@ import torch
 from .checks import check_positive_int
 
 # %% auto #0
-__all__ = ['gather_with_grad', 'shard_batch']
+__all__ = ['gather_with_grad', 'shard_batch', 'end_processes']
 
 # %% ../nbs/03b_distributed.ipynb #c031
 def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
@@ -79,3 +79,16 @@ def _from_main(acc, obj):
     box = [obj]
     broadcast_object_list(box, from_process=0)
     return box[0]
+
+# %% ../nbs/03b_distributed.ipynb #dp011
+def end_processes(acc=None, code: int = 0) -> None:
+    """End this process of a multi-process run (torchrun / accelerate launch) with exit `code`: wait for the others,
+    shut the process group down, flush stdout/stderr and leave without the interpreter's teardown. One process: return."""
+    import os, sys
+    if isinstance(code, bool) or not isinstance(code, int): raise TypeError(f"code must be an int, got {code!r}")
+    if not (torch.distributed.is_available() and torch.distributed.is_initialized()): return
+    if acc is not None: acc.wait_for_everyone()
+    else: torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code)

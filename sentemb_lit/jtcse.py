@@ -16,9 +16,9 @@ from .twin import TWIN_CONFIG, TwinTowerEncoder, _check_tower
 from .jtcse_step import JTCSEConfig, SimCSEHead, make_loss_fn, set_dropout, two_view_batch
 
 # %% auto #0
-__all__ = ['TRAIN_CODE', 'EVAL_CODE', 'STAGE_TOLERANCE', 'batch_sentences', 'make_batch_at', 'prepare_model', 'inference_encoder',
-           'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts',
-           'TowerPoolings', 'MemoEncoder']
+__all__ = ['TRAIN_CODE', 'EVAL_CODE', 'STAGE_TOLERANCE', 'PAIRS_FILE', 'batch_sentences', 'make_batch_at', 'prepare_model',
+           'inference_encoder', 'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint',
+           'run_stage', 'run_sts', 'TowerPoolings', 'MemoEncoder']
 
 # %% ../nbs/12_jtcse.ipynb #c020
 def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed: int = 0) -> list[str]:
@@ -133,7 +133,7 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
                seed=config.seed, on_nonfinite=config.on_nonfinite, max_grad_norm=config.max_grad_norm,
                stop_after=stop_after, progress=progress, desc=desc or config.variant,
                config=_run_config(config, corpus, teacher, dev_limit, dev_variant), config_file="config.json",
-               resume=resume, patience=config.patience,
+               resume=resume, patience=config.patience, patience_growth=config.patience_growth,
                restore_best=lambda folder: model.load_state_dict(load_model(folder)[0].state_dict()))
 
 # %% ../nbs/12_jtcse.ipynb #c030c
@@ -255,11 +255,49 @@ def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable,
     if stored is not None: _same_stage(name, stored, info)
     return model, tok, (stored or info) | {"trained": True}
 
+# %% ../nbs/12_jtcse.ipynb #c030pi
+import warnings
+from .io import IntegrityError, _atomic_write, file_digest
+
+# %% ../nbs/12_jtcse.ipynb #c030p
+PAIRS_FILE = "pairs.npz"
+
+def _save_pairs(folder: Path, pairs: dict) -> dict:
+    "Write each task's gold, predictions and subsets to folder/pairs.npz; the fields the record keeps about it."
+    arrays = {}
+    for t, p in pairs.items():
+        arrays[f"{t}.gold"], arrays[f"{t}.pred"] = np.asarray(p["gold"], np.float64), np.asarray(p["pred"], np.float32)
+        if p.get("subset") is not None:
+            names = list(dict.fromkeys(p["subset"]))
+            arrays[f"{t}.subset_names"] = np.asarray(names, dtype=str)
+            arrays[f"{t}.subset_index"] = np.asarray([names.index(s) for s in p["subset"]], np.int32)
+    folder.mkdir(parents=True, exist_ok=True)
+    def write(path):
+        with open(path, "wb") as f: np.savez_compressed(f, **arrays)
+    _atomic_write(folder / PAIRS_FILE, write)
+    return {"pairs_sha256": file_digest(folder / PAIRS_FILE), "pairs_tasks": list(pairs)}
+
+def _with_pairs(folder: Path, record: dict) -> dict:
+    "The record with its 'pairs' read back from folder/pairs.npz, after its SHA-256 matched the record's."
+    path = folder / PAIRS_FILE
+    if not path.is_file() or file_digest(path) != record["pairs_sha256"]:
+        raise IntegrityError(f"{path}: missing or changed since it was stored (expected sha256 "
+                             f"{record['pairs_sha256'][:16]}…)")
+    with np.load(path, allow_pickle=False) as z:
+        def subset(t):
+            if f"{t}.subset_index" not in z.files: return None
+            names = z[f"{t}.subset_names"].tolist()
+            return [names[i] for i in z[f"{t}.subset_index"].tolist()]
+        pairs = {t: {"gold": z[f"{t}.gold"].tolist(), "pred": z[f"{t}.pred"].astype(np.float64).tolist(),
+                     "subset": subset(t)} for t in record["pairs_tasks"]}
+    return {k: v for k, v in record.items() if k not in ("pairs_sha256", "pairs_tasks")} | {"pairs": pairs}
+
 # %% ../nbs/12_jtcse.ipynb #c030e
 def run_sts(store: KeyedStore, name: str, encode: Callable, model_fp: str, what: str = "cls", limit: int | None = None,
             variant: str = "senteval", root=None, code=EVAL_CODE) -> dict:
     """7-STS of `encode` keyed by the evaluated weights (`model_fp`), `what` (e.g. 'cls', 'tower 1 mean'), the subset
-    `limit`, the STS data and the code: {'scores', 'pairs' (per task gold/pred/subset), 'seconds', 'key'}."""
+    `limit`, the STS data and the code: {'scores', 'pairs' (per task gold/pred/subset), 'seconds', 'key'}. The
+    per-pair predictions live beside the record in pairs.npz (float32), its SHA-256 in the record, checked on read."""
     if not isinstance(store, KeyedStore): raise TypeError(f"store must be a KeyedStore, got {type(store).__name__}")
     if not callable(encode): raise TypeError(f"encode must be callable, got {type(encode).__name__}")
     if not isinstance(model_fp, str) or len(model_fp) != 64:
@@ -267,11 +305,15 @@ def run_sts(store: KeyedStore, name: str, encode: Callable, model_fp: str, what:
     if not isinstance(what, str) or not what: raise ValueError(f"what must be a non-empty str, got {what!r}")
     key = cache_key({"eval": "7-STS", "what": what, "limit": limit, "variant": variant}, code=code,
                     data=(model_fp, sts_fingerprint(STS_TASKS, variant, "test", root)))
-    if (r := store.load(name, key)) is not None: return r
+    folder = store.path(name, key)
+    if (r := store.load(name, key)) is not None:
+        try: return _with_pairs(folder, r)
+        except IntegrityError as e: warnings.warn(f"{e}; recomputing it")
     t0 = time.time()
     res = evaluate_sts(encode, variant=variant, limit=limit, root=root)
-    return store.save(name, key, {"scores": res.scores, "pairs": res.pairs, "seconds": round(time.time() - t0, 1),
-                                  "key": key["key"], "what": what, "limit": limit})
+    r = store.save(name, key, {"scores": res.scores, "seconds": round(time.time() - t0, 1), "key": key["key"],
+                               "what": what, "limit": limit} | _save_pairs(folder, res.pairs))
+    return _with_pairs(folder, r)                     # what is stored, also the first time (predictions in float32)
 
 # %% ../nbs/12_jtcse.ipynb #c030h
 from .models import pool as _pool, POOLINGS
@@ -292,7 +334,7 @@ class TowerPoolings:
     def __call__(self, sentences, pooling: str = "cls") -> np.ndarray:
         if pooling not in self.poolings: raise ValueError(f"pooling must be one of {self.poolings}, got {pooling!r}")
         sentences = check_sentences(sentences)
-        new = sorted({s for s in sentences if s not in self.memo}, key=len)
+        new = sorted(dict.fromkeys(s for s in sentences if s not in self.memo), key=len)   # first occurrence, no hash order
         was = self.model.training
         self.model.eval()
         try:
@@ -317,9 +359,10 @@ class MemoEncoder:
         if new: self.cache.update(zip(new, np.asarray(self.encode(new))))
         return np.stack([self.cache[s] for s in sentences])
 
-# %% ../nbs/12_jtcse.ipynb #dep12
-import sys, types
+# %% ../nbs/12_jtcse.ipynb #dep12k
+from .moved import keep_old_paths
 
+# %% ../nbs/12_jtcse.ipynb #dep12
 _MOVED = ({"texts_of": "models.sentences_of", "EncoderProtocolMixin": "models.EncodeAPI"}
           | {n: f"twin.{n}" for n in ("TWIN_CONFIG", "TWIN_FORMAT", "TWIN_SUPPORTED", "EXPORT_MARKER", "EXPORT_FORMAT",
                                       "TwinTowerEncoder", "export_sentence_transformer", "TwinTowerConfig",
@@ -328,22 +371,4 @@ _MOVED = ({"texts_of": "models.sentences_of", "EncoderProtocolMixin": "models.En
                                             "official_config", "SimCSEHead", "set_dropout", "twin_outputs",
                                             "make_loss_fn")}
           | {n: f"bench.{n}" for n in ("inference_macs", "bert_macs", "model_cls_energy", "energy_sts_correlation")})
-
-def _moved(name: str):
-    "The object `sentemb_lit.jtcse.<name>` moved to, with a DeprecationWarning naming its new home."
-    import warnings
-    home, new = _MOVED[name].split(".")
-    if home == "twin": from sentemb_lit import twin as _home
-    elif home == "jtcse_step": from sentemb_lit import jtcse_step as _home
-    elif home == "bench": from sentemb_lit import bench as _home
-    else: from sentemb_lit import models as _home
-    warnings.warn(f"sentemb_lit.jtcse.{name} moved to sentemb_lit.{_MOVED[name]}", DeprecationWarning, stacklevel=3)
-    return getattr(_home, new)
-
-class _WithMovedNames(types.ModuleType):
-    "This module, warning on a moved name whether or not it still holds it (`from sentemb_lit.jtcse import …`)."
-    def __getattribute__(self, name: str):
-        if name in _MOVED: return _moved(name)
-        return super().__getattribute__(name)
-
-if __name__ == "sentemb_lit.jtcse": sys.modules[__name__].__class__ = _WithMovedNames     # not in a notebook kernel
+keep_old_paths(__name__, _MOVED)

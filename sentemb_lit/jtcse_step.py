@@ -56,6 +56,7 @@ class JTCSEConfig:
     eval_every: int = 100
     ckpt_every: int = 100
     patience: int | None = None         # the training rule: stop after this many dev evaluations without a new best
+    patience_growth: float = 0.0        # … and only once more than this × the best step has passed since the best
     seed: int = 42                      # per-step RNG (dropout, R)
     data_seed: int = 42                 # order of the training sentences
     freeze_word_embeddings: bool = False
@@ -107,6 +108,8 @@ def _check_config(c: JTCSEConfig) -> None:
         check_positive_int(getattr(c, name), name, minimum=least)
     check_positive_int(c.patience, "patience", minimum=1, optional=True)
     if c.patience and not c.eval_every: raise ValueError(f"patience={c.patience} needs dev evaluations: set eval_every")
+    check_number(c.patience_growth, "patience_growth", ge=0)
+    if c.patience_growth and not c.patience: raise ValueError(f"patience_growth={c.patience_growth} needs patience")
     check_flag(c.freeze_word_embeddings, "freeze_word_embeddings")
     check_flag(c.mlp_only_train, "mlp_only_train")
     if c.mlp_only_train and c.variant != "simcse":

@@ -398,17 +398,13 @@ class SentenceEncoder(EncodeAPI):
     def __call__(self, sentences) -> np.ndarray: return self.embed(sentences)
     def __repr__(self): return f"SentenceEncoder({self.name!r}, pooling={self.pooling!r}, max_length={self.max_length})"
 
+# %% ../nbs/01_models.ipynb #mdep1k
+from .moved import keep_old_paths
+
 # %% ../nbs/01_models.ipynb #mdep1
 _MOVED = dict.fromkeys(("ModelSpec", "MODEL_REGISTRY", "ModelPackageMissing", "package_file", "CACHE_ENV", "cache_dir",
                         "file_sha256", "CACHE_MARKER", "verify_cache", "CACHE_WAIT", "cached_build", "CACHE_KINDS",
                         "clear_cache", "check_finite", "gguf_to_safetensors", "unzip_parts", "model_path"),
                        "model_cache") | dict.fromkeys(("tiny_bert_config", "tiny_llama_config", "tiny_bert",
                                                        "tiny_llama"), "tiny_models")
-
-def __getattr__(name: str):
-    "Names that moved to another module: still importable from here for one release, with a DeprecationWarning."
-    if name not in _MOVED: raise AttributeError(f"module 'sentemb_lit.models' has no attribute {name!r}")
-    import importlib, warnings
-    warnings.warn(f"sentemb_lit.models.{name} moved to sentemb_lit.{_MOVED[name]}.{name}; the old path goes away in "
-                  "the next release", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(f"sentemb_lit.{_MOVED[name]}"), name)
+keep_old_paths(__name__, _MOVED)

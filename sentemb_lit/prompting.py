@@ -11,8 +11,8 @@ from .checks import check_flag, check_positive_int, check_text, check_type
 from .models import EncodeAPI, encode_options, sentences_of
 
 # %% auto #0
-__all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'ENCODE_CODE', 'resolve_template', 'split_template',
-           'normalize_sentence', 'fill_template', 'prompt_ids', 'shared_prefix_len', 'PromptEncoder',
+__all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'BATCH_OVERHEAD_TOKENS', 'ENCODE_CODE', 'resolve_template',
+           'split_template', 'normalize_sentence', 'fill_template', 'prompt_ids', 'shared_prefix_len', 'PromptEncoder',
            'encode_distributed']
 
 # %% ../nbs/30_prompt_embedding.ipynb #ic01
@@ -163,15 +163,34 @@ def _model_name(model) -> str:
     return path.rstrip("/").split("/")[-1] or type(model).__name__
 
 # %% ../nbs/30_prompt_embedding.ipynb #h01b
-def _token_batches(ks: Sequence[int], lens: Sequence[int], batch_size: int) -> list[tuple[int, list[int]]]:
-    "(k, indices) batches: one shared-prefix length k per batch, longest prompts first so padding stays small."
+BATCH_OVERHEAD_TOKENS = 48   # c0 on a CPU: one forward's fixed cost, in tokens of compute (measured, see above)
+
+def _cut_sorted(lens: Sequence[int], batch_size: int, overhead: float) -> list[tuple[int, int]]:
+    "(start, end) runs of `lens` (sorted longest first), ≤ batch_size rows, minimising Σ rows × longest + overhead."
+    n = len(lens)
+    best, cut = [0.0] + [float("inf")] * n, [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(max(0, j - batch_size), j):
+            c = best[i] + (j - i) * lens[i] + overhead
+            if c < best[j]: best[j], cut[j] = c, i
+    spans, j = [], n
+    while j > 0:
+        spans.append((cut[j], j))
+        j = cut[j]
+    return spans[::-1]
+
+def _token_batches(ks: Sequence[int], lens: Sequence[int], batch_size: int,
+                   overhead: float | None = None) -> list[tuple[int, list[int]]]:
+    "(k, indices) batches: one shared-prefix length k per batch, longest first, cut by `_cut_sorted` (None: full)."
     order = sorted(range(len(ks)), key=lambda i: (-ks[i], -lens[i]))
     out = []
-    for i in order:
-        if out and out[-1][0] == ks[i] and len(out[-1][1]) < batch_size:
-            out[-1][1].append(i)
+    for k in dict.fromkeys(ks[i] for i in order):
+        group = [i for i in order if ks[i] == k]
+        if overhead is None:
+            spans = [(s, min(s + batch_size, len(group))) for s in range(0, len(group), batch_size)]
         else:
-            out.append((ks[i], [i]))
+            spans = _cut_sorted([lens[i] for i in group], batch_size, overhead)
+        out += [(k, group[s:e]) for s, e in spans]
     return out
 
 def _distinct(sentences: Sequence[str]) -> tuple[list[str], list[int]]:
@@ -237,7 +256,7 @@ def _pe_init(self, model, tokenizer, template: str = "pcot", layer: int | None =
     self.prefix, self.suffix = split_template(self.template)
     self.prefix_ids = self.bos_ids + _text_ids(tokenizer, self.prefix.lstrip())
     self.pad_id = _pad_id(tokenizer)
-    self._prefix_kv = None
+    self._prefix_kv, self._prefix_rows = None, None
     self.name = f"{_model_name(model)}-{self.key or 'custom'}-layer{self.layer}"
 
 PromptEncoder.__init__ = _pe_init
@@ -283,6 +302,32 @@ def _pe_prefix_cache(self):
 
 PromptEncoder._forward, PromptEncoder.prefix_cache = _pe_forward, _pe_prefix_cache
 
+# %% ../nbs/30_prompt_embedding.ipynb #h08c
+@torch.inference_mode()
+def _pe_prefix_rows(self, rows: int, k: int, room: int):
+    """A transformers `Cache` whose first `k` positions hold the prefix for `rows` rows, with `room` positions after it;
+    its buffers are filled once and reused by every batch (a batch writes only its own positions)."""
+    from transformers.cache_utils import Cache
+    from sentemb_lit.decoding import _preallocated_layer
+    kv, have = self.prefix_cache(), self._prefix_rows
+    if have is None or have["rows"] < rows or have["capacity"] < k + room:
+        n, cap = max(rows, have["rows"] if have else 0), max(k + room, have["capacity"] if have else 0)
+        Layer = _preallocated_layer()
+        layers = [Layer(n, cap) for _ in kv]
+        for lay, (a, b) in zip(layers, kv): lay.update(a.expand(n, -1, -1, -1), b.expand(n, -1, -1, -1))
+        have = {"cache": Cache(layers=layers), "rows": n, "capacity": cap, "intact": len(self.prefix_ids)}
+        self._prefix_rows = have
+    cache, n, intact = have["cache"], have["rows"], have["intact"]
+    if intact < k:                              # a batch with a shorter k wrote over prefix positions intact..k-1
+        for lay, (a, b) in zip(cache.layers, kv):
+            lay.rewind(n, intact)
+            lay.update(a[:, :, intact:k].expand(n, -1, -1, -1), b[:, :, intact:k].expand(n, -1, -1, -1))
+    have["intact"] = k                          # this batch writes from position k on
+    for lay in cache.layers: lay.rewind(rows, k)
+    return cache
+
+PromptEncoder.prefix_rows = _pe_prefix_rows
+
 # %% ../nbs/30_prompt_embedding.ipynb #h08b
 @torch.inference_mode()
 def _pe_batch(self, rests: list[list[int]], k: int, layers: list[int]) -> dict[int, torch.Tensor]:
@@ -297,9 +342,7 @@ def _pe_batch(self, rests: list[list[int]], k: int, layers: list[int]) -> dict[i
         mask[i, :len(r)] = 1
     kw = dict(input_ids=ids, position_ids=(k + torch.arange(T, device=dev))[None].expand(B, T), use_cache=k > 0)
     if k > 0:
-        from transformers import DynamicCache
-        kv = [(a[:, :, :k].expand(B, -1, -1, -1), b[:, :, :k].expand(B, -1, -1, -1)) for a, b in self.prefix_cache()]
-        kw["past_key_values"] = DynamicCache(kv, config=self.model.config)
+        kw["past_key_values"] = self.prefix_rows(B, k, T)
         mask = torch.cat([torch.ones((B, k), dtype=torch.long, device=dev), mask], 1)
     hs = self._forward(attention_mask=mask, **kw).hidden_states
     rows = torch.arange(B, device=dev)
@@ -324,7 +367,8 @@ PromptEncoder._plan = _pe_plan
 def _pe_run(self, parts: list[tuple[list[int], list[int]]], layers: list[int], batch_size: int,
             progress: bool) -> dict[int, torch.Tensor]:
     "layer -> [U, H] float32 states (CPU) of the planned prompts `parts`, batch by batch (one k per batch)."
-    batches = _token_batches([len(p) for p, _ in parts], [len(r) for _, r in parts], batch_size)
+    overhead = BATCH_OVERHEAD_TOKENS if self.device.type == "cpu" else None
+    batches = _token_batches([len(p) for p, _ in parts], [len(r) for _, r in parts], batch_size, overhead)
     if progress:
         from tqdm.auto import tqdm
         batches = tqdm(batches, desc=f"encode[{self.key or 'custom'}]", unit="batch")
@@ -361,7 +405,7 @@ PromptEncoder.encode, PromptEncoder.__call__ = _pe_encode, _pe_encode
 # entry points of a PromptEncoder run: the constructor and each method `encode` runs through `self`
 ENCODE_CODE = ("prompting._pe_init", "prompting._pe_encode", "prompting._pe_plan", "prompting._pe_tokenize",
                "prompting._pe_prompt", "prompting._pe_run", "prompting._pe_batch", "prompting._pe_prefix_cache",
-               "prompting._pe_forward")
+               "prompting._pe_prefix_rows", "prompting._pe_forward")
 
 # %% ../nbs/30_prompt_embedding.ipynb #h17
 def _process_state():
@@ -384,14 +428,10 @@ def encode_distributed(encoder, sentences, **kwargs):
         return {l: np.concatenate([p[l] for p in parts]) for l in parts[0]}
     return np.concatenate(parts)
 
+# %% ../nbs/30_prompt_embedding.ipynb #q02k
+from .moved import keep_old_paths
+
 # %% ../nbs/30_prompt_embedding.ipynb #q02
 _MOVED = dict.fromkeys(("MASK_EOS", "MASK_AGGREGATIONS", "mask_template", "normalize_for_eos", "MaskPromptEncoder"),
                        "mask_prompting")
-
-def __getattr__(name: str):
-    "Names that moved to another module: still importable from here for one release, with a DeprecationWarning."
-    if name not in _MOVED: raise AttributeError(f"module 'sentemb_lit.prompting' has no attribute {name!r}")
-    import importlib, warnings
-    warnings.warn(f"sentemb_lit.prompting.{name} moved to sentemb_lit.{_MOVED[name]}.{name}; the old path goes away "
-                  "in the next release", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(f"sentemb_lit.{_MOVED[name]}"), name)
+keep_old_paths(__name__, _MOVED)

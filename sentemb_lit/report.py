@@ -279,6 +279,9 @@ def write_reports(paper: str, profile: str, run_dir, statuses: list[dict], paper
         atomic_write_text(dest / "REPORT.md", build_report(*args))
     return run_dir / "REPORT.md"
 
+# %% ../nbs/92_report.ipynb #dep01k
+from .moved import keep_old_paths
+
 # %% ../nbs/92_report.ipynb #dep01
 _MOVED = {"read_claims": "claims", "CLAIM_STATUSES": "claims", "read_claim_status": "claims",
           "not_reproduced_section": "claims", "update_notes": "claims",
@@ -287,11 +290,4 @@ _MOVED = {"read_claims": "claims", "CLAIM_STATUSES": "claims", "read_claim_statu
           "spearman_influence": "intervals", "paired_difference": "intervals", "paired_bootstrap": "intervals",
           "paired_items": "intervals", "settle_plan": "intervals", "seed_comparison": "intervals",
           "correlation_ci": "intervals"}
-
-def __getattr__(name: str):
-    "Names that moved to another module: still importable from here for one release, with a DeprecationWarning."
-    if name not in _MOVED: raise AttributeError(f"module 'sentemb_lit.report' has no attribute {name!r}")
-    import importlib, warnings
-    warnings.warn(f"sentemb_lit.report.{name} moved to sentemb_lit.{_MOVED[name]}.{name}; the old path goes away in "
-                  "the next release", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(f"sentemb_lit.{_MOVED[name]}"), name)
+keep_old_paths(__name__, _MOVED)

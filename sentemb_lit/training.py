@@ -320,8 +320,14 @@ def _finish(run: _Run, evaluate, eval_every: int, save_best, n_steps: int, resto
         plt.close(fig)
 
 # %% ../nbs/03_training.ipynb #c053b
+def _patience_spent(state: dict, step: int, patience: int, growth: float) -> bool:
+    "No new best for `patience` evaluations and for more than `growth` × the steps it took to reach the best."
+    best = state.get("best_step") or 0
+    return state.get("since_best", 0) >= patience and step - best > growth * best
+
 def _train_loop(run: _Run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite, max_grad_norm, evaluate, eval_every,
-                save_best, ckpt_every, stop_after, progress, desc, patience=None) -> bool:
+                save_best, ckpt_every, stop_after, progress, desc, patience=None,
+                patience_growth=0.0) -> bool:
     "Steps after the checkpoint to `n_steps` or the patience stop, evaluating, checkpointing; True if interrupted."
     if run.state.get("stop") == "patience": return False           # a finished run read back: nothing to train
     bar = tqdm(range(run.state["step"] + 1, n_steps + 1), desc=desc, disable=not (progress and run.main),
@@ -333,8 +339,8 @@ def _train_loop(run: _Run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite
             run.state["step"] = step
             if eval_every and step % eval_every == 0:
                 _run_eval(run, evaluate, save_best, step)
-                if patience and _from_main(run.acc, run.state.get("since_best", 0)) >= patience:
-                    run.state["stop"] = "patience"                  # patience evaluations without a new best
+                if patience and _from_main(run.acc, _patience_spent(run.state, step, patience, patience_growth)):
+                    run.state["stop"] = "patience"
                     return False
             if ckpt_every and step % ckpt_every == 0: _save_checkpoint(run)
             if stop_after is not None and step >= stop_after: return True
@@ -344,7 +350,7 @@ def _train_loop(run: _Run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite
 # %% ../nbs/03_training.ipynb #c055a
 def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, eval_every, save_best, ckpt_every, seed,
                     on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file=None, patience=None,
-                    restore_best=None) -> None:
+                    restore_best=None, patience_growth=0.0) -> None:
     if not (isinstance(modules, Mapping) and modules and all(isinstance(m, torch.nn.Module) for m in modules.values())):
         raise TypeError(f"modules must be a non-empty dict name -> torch.nn.Module, got {modules!r:.200}")
     if not isinstance(optimizer, torch.optim.Optimizer) and not hasattr(optimizer, "param_groups"):
@@ -360,6 +366,10 @@ def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, ev
     check_positive_int(stop_after, "stop_after", 1, optional=True)
     check_positive_int(patience, "patience", 1, optional=True)
     if patience and not eval_every: raise ValueError(f"patience={patience} needs dev evaluations: set eval_every")
+    if isinstance(patience_growth, bool) or not isinstance(patience_growth, (int, float)) \
+            or not math.isfinite(patience_growth) or patience_growth < 0:
+        raise ValueError(f"patience_growth must be a finite number >= 0, got {patience_growth!r}")
+    if patience_growth and not patience: raise ValueError(f"patience_growth={patience_growth} needs patience")
     if restore_best is not None and not callable(restore_best):
         raise TypeError(f"restore_best must be callable or None, got {type(restore_best).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int): raise TypeError(f"seed must be an int, got {seed!r}")
@@ -383,22 +393,25 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         stop_after: int | None = None, progress: bool = True, desc: str = "train", config=None,
         resume: str = "strict", shard: Callable[[Any, int, int], Any] = shard_batch,
         config_file: str | None = None, patience: int | None = None,
-        restore_best: Callable[[Path], None] | None = None) -> FitResult:
+        restore_best: Callable[[Path], None] | None = None, patience_growth: float = 0.0) -> FitResult:
     """Train `modules` (name → nn.Module) for `n_steps` steps: `loss_fn(batch, step) -> (loss, {term: value})` on this
     process's slice `shard(batch, index, count)` of the global batch `batch_at(step)` (deterministic; built on the CPU).
     Resumes from `out_dir/checkpoint.safetensors` when its configuration (with `config`, the caller's own) equals this
     call's, or with `resume="override"`; `config_file` (a file name in out_dir) receives `config` once that check
     passed. `evaluate() -> dev score` (higher is better) every `eval_every` steps on the main process;
     `save_best(folder)` keeps the best model and `restore_best(folder)` puts it back at the end; `patience=p` stops
-    after p evaluations without a new best (the training rule). `stop_after=k` ends after step k as if interrupted."""
+    after p evaluations without a new best (the training rule), and with `patience_growth=g` only once more than
+    g × the best step has passed since the best. `stop_after=k` ends after step k as if interrupted."""
     from accelerate import Accelerator
     _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, eval_every, save_best, ckpt_every, seed,
-                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file, patience, restore_best)
+                    on_nonfinite, max_grad_norm, stop_after, resume, shard, config_file, patience, restore_best,
+                    patience_growth)
     acc = accelerator or Accelerator(cpu=not torch.cuda.is_available())
     out_dir = _check_out_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg = run_config(modules, optimizer, scheduler, acc.num_processes, config, n_steps=n_steps, seed=seed,
-                     eval_every=eval_every, max_grad_norm=max_grad_norm, on_nonfinite=on_nonfinite, patience=patience)
+                     eval_every=eval_every, max_grad_norm=max_grad_norm, on_nonfinite=on_nonfinite, patience=patience,
+                     **({"patience_growth": patience_growth} if patience_growth else {}))
     with _exclusive_run(out_dir, acc):
         run = _Run({n: m.to(acc.device) for n, m in modules.items()}, acc.prepare(optimizer), scheduler, acc, out_dir,
                    cfg, {"step": 0, "best_score": None, "best_step": None, "skipped": 0})
@@ -406,7 +419,8 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
         _start(run, resume, evaluate, eval_every, save_best, config_file)
         for m in run.mods.values(): m.train()
         interrupted = _train_loop(run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite, max_grad_norm, evaluate,
-                                  eval_every, save_best, ckpt_every, stop_after, progress, desc, patience)
+                                  eval_every, save_best, ckpt_every, stop_after, progress, desc, patience,
+                                  patience_growth)
         if not interrupted: _finish(run, evaluate, eval_every, save_best, run.state["step"], restore_best)
         best_score, best_step, dev = _from_main(acc, (run.state["best_score"], run.state["best_step"],
                                                       run.state.get("dev", [])))
@@ -415,19 +429,12 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
     return FitResult(best_score, best_step, run.state["step"], out_dir, interrupted, run.state["skipped"],
                      [s for s, _ in dev], [v for _, v in dev], stop, round(run.seconds(), 1))
 
+# %% ../nbs/03_training.ipynb #tr901k
+from .moved import keep_old_paths
+
 # %% ../nbs/03_training.ipynb #tr901
 _MOVED = {**dict.fromkeys(("read_checkpoint", "ConfigMismatchError", "config_diff", "run_config"), "checkpoint"),
           **dict.fromkeys(("gather_with_grad", "shard_batch"), "distributed"),
           **dict.fromkeys(("PROFILES", "profile_value", "resolve_out_dir", "save_results", "markdown_table",
                            "plot_training_log"), "results")}
-
-class _OldPaths(types.ModuleType):
-    "`sentemb_lit.training` read from outside: a name that moved away warns, then comes from its new home."
-    def __getattribute__(self, name: str):
-        if name in _MOVED:
-            warnings.warn(f"sentemb_lit.training.{name} moved to sentemb_lit.{_MOVED[name]}.{name}; the old path "
-                          "goes away in the next release", DeprecationWarning, stacklevel=2)
-            return getattr(importlib.import_module(f"sentemb_lit.{_MOVED[name]}"), name)
-        return super().__getattribute__(name)
-
-if __name__ == "sentemb_lit.training": sys.modules[__name__].__class__ = _OldPaths
+keep_old_paths(__name__, _MOVED)

@@ -330,14 +330,10 @@ def evaluate_reranking(encoder, data: RerankingData, batch_size: int = 128) -> d
     "MAP and MRR@10 (×100) of `encoder` on a reranking split, per-query AP / RR@10 in 'ap' / 'rr'."
     return rerank_metrics(*reranking_run(data, encoder, batch_size))
 
+# %% ../nbs/07_transfer.ipynb #tdep1k
+from .moved import keep_old_paths
+
 # %% ../nbs/07_transfer.ipynb #tdep1
 _MOVED = dict.fromkeys(("ClassifierConfig", "RECORD", "SMOKE", "fit_logregs", "senteval_order", "cv_classify",
                         "kfold_classify", "split_classify"), "classifier")
-
-def __getattr__(name: str):
-    "Names that moved to another module: still importable from here for one release, with a DeprecationWarning."
-    if name not in _MOVED: raise AttributeError(f"module 'sentemb_lit.transfer' has no attribute {name!r}")
-    import importlib, warnings
-    warnings.warn(f"sentemb_lit.transfer.{name} moved to sentemb_lit.{_MOVED[name]}.{name}; the old path goes away in "
-                  "the next release", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(f"sentemb_lit.{_MOVED[name]}"), name)
+keep_old_paths(__name__, _MOVED)

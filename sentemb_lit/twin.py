@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 import numpy as np, torch
 from torch import nn
-from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
-from transformers.modeling_outputs import BaseModelOutput
+from transformers import AutoConfig, AutoModel
 from .checks import check_choice, check_flag, check_path, check_positive_int, check_type
 from .models import EncodeAPI                          # the base class: the library's encode protocol
 from .cross_attention import CAELConfig, check_towers    # the CAEL set, checked when a twin is made
+from .twin_model import TwinTowerConfig, TwinTowerModel   # the exported model
 if TYPE_CHECKING: from sentemb_lit.cross_attention import TwinTowerOutput    # `lockstep`'s return type
 
 # %% auto #0
 __all__ = ['TWIN_CONFIG', 'TWIN_FORMAT', 'TWIN_SUPPORTED', 'EXPORT_MARKER', 'EXPORT_FORMAT', 'TwinTowerEncoder',
-           'TwinTowerConfig', 'TwinTowerModel', 'export_sentence_transformer']
+           'export_sentence_transformer']
 
 # %% ../nbs/11b_twin_model.ipynb #t005
 def patch(f=None, *, cls_method: bool = False):
@@ -241,51 +241,22 @@ def from_towers(cls: TwinTowerEncoder, name_1: str, name_2: str, device=None, ma
     (m1, tok), (m2, _) = load_encoder(name_1, device=device), load_encoder(name_2, device=device)
     return cls(m1, m2, tok, max_length, cael=cael)
 
-# %% ../nbs/11b_twin_model.ipynb #c013a
-class TwinTowerConfig(PretrainedConfig):
-    "transformers config of `TwinTowerModel`: `tower` is the (shared) config of both towers, as a dict."
-    model_type = "sentemb_lit_twin"
-    def __init__(self, tower: dict | None = None, **kwargs):
-        self.tower = dict(tower or {})
-        super().__init__(**kwargs)
-        self.hidden_size = self.tower.get("hidden_size")
-
-# %% ../nbs/11b_twin_model.ipynb #c013b
-class TwinTowerModel(PreTrainedModel):
-    "Both towers in one transformers model: `last_hidden_state` = tower I's + tower II's, so CLS pooling = the twin."
-    config_class = TwinTowerConfig
-    base_model_prefix = "twin"
-
-    def __init__(self, config: TwinTowerConfig):
-        check_type(config, "config", TwinTowerConfig)
-        if not isinstance(config.tower.get("model_type"), str):
-            raise ValueError(f"config.tower must be a tower config dict with a 'model_type', got {config.tower!r:.60}")
-        super().__init__(config)
-        tower_cfg = AutoConfig.for_model(**config.tower)
-        self.tower_1, self.tower_2 = AutoModel.from_config(tower_cfg), AutoModel.from_config(tower_cfg)
-        self.post_init()
-
-    @classmethod
-    def from_twin(cls, twin: TwinTowerEncoder) -> "TwinTowerModel":
-        "A copy of a `TwinTowerEncoder`'s towers (every weight; a tower without pooler leaves the unused pooler)."
-        if not isinstance(twin, TwinTowerEncoder):
-            raise TypeError(f"twin must be a TwinTowerEncoder, got {type(twin).__name__}")
-        m = cls(TwinTowerConfig(tower=twin.tower_1.config.to_dict()))
-        for mine, theirs in ((m.tower_1, twin.tower_1), (m.tower_2, twin.tower_2)):
-            missing, unexpected = mine.load_state_dict(theirs.state_dict(), strict=False)
-            if unexpected or any(not k.startswith("pooler.") for k in missing):
-                raise ValueError(f"the towers differ in structure: missing {missing}, unexpected {unexpected}")
-        return m.eval()
-
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, **kwargs) -> BaseModelOutput:
-        kw = {k: v for k, v in dict(input_ids=input_ids, attention_mask=attention_mask,
-                                    token_type_ids=token_type_ids).items() if v is not None}
-        return BaseModelOutput(last_hidden_state=self.tower_1(**kw).last_hidden_state
-                               + self.tower_2(**kw).last_hidden_state)
-
 # %% ../nbs/11b_twin_model.ipynb #c013c
 AutoConfig.register(TwinTowerConfig.model_type, TwinTowerConfig, exist_ok=True)
 AutoModel.register(TwinTowerConfig, TwinTowerModel, exist_ok=True)
+
+# %% ../nbs/11b_twin_model.ipynb #c013d
+@patch(cls_method=True)
+def from_twin(cls: TwinTowerModel, twin: TwinTowerEncoder) -> TwinTowerModel:
+    "A copy of a `TwinTowerEncoder`'s towers (every weight; a tower without pooler leaves the unused pooler)."
+    if not isinstance(twin, TwinTowerEncoder):
+        raise TypeError(f"twin must be a TwinTowerEncoder, got {type(twin).__name__}")
+    m = cls(TwinTowerConfig(tower=twin.tower_1.config.to_dict()))
+    for mine, theirs in ((m.tower_1, twin.tower_1), (m.tower_2, twin.tower_2)):
+        missing, unexpected = mine.load_state_dict(theirs.state_dict(), strict=False)
+        if unexpected or any(not k.startswith("pooler.") for k in missing):
+            raise ValueError(f"the towers differ in structure: missing {missing}, unexpected {unexpected}")
+    return m.eval()
 
 # %% ../nbs/11b_twin_model.ipynb #h1j06
 EXPORT_MARKER, EXPORT_FORMAT = "sentemb_lit_export.json", "sentemb_lit.sentence_transformer"
@@ -298,15 +269,17 @@ def _our_export_files(path: Path) -> list | None:
     files = marker.get("files")
     return [f for f in files if isinstance(f, str)] + [EXPORT_MARKER] if isinstance(files, list) else None
 
-_TWIN_README = ("# A sentemb_lit twin-tower model\n\nLoad it after `import sentemb_lit.twin`, which registers its "
-                "model type `sentemb_lit_twin` with transformers:\n\n```python\nimport sentemb_lit.twin\n"
-                "from sentence_transformers import SentenceTransformer\nmodel = SentenceTransformer(path)\n```\n")
+_TWIN_README = ("# A sentemb_lit twin-tower model\n\nIts model code is `twin_model.py` in this folder (it needs only "
+                "transformers); load it with `trust_remote_code=True`, or without the flag after `import "
+                "sentemb_lit.twin`, which registers the model type `sentemb_lit_twin`:\n\n```python\n"
+                "from sentence_transformers import SentenceTransformer\n"
+                "model = SentenceTransformer(path, trust_remote_code=True)\n```\n")
 
 # %% ../nbs/11b_twin_model.ipynb #c013
 def export_sentence_transformer(model, tokenizer, path, pooling: str = "cls",
                                 max_seq_length: int | None = None, overwrite: bool = False) -> Path:
-    """Write a tower or a `TwinTowerEncoder` as a folder that `SentenceTransformer(path)` loads (a twin after
-    `import sentemb_lit.twin`), with the given pooling (cls | mean); `tokenizer=None` for a twin uses its own. A
+    """Write a tower or a `TwinTowerEncoder` as a folder that `SentenceTransformer(path)` loads (a twin with
+    `trust_remote_code=True`: it carries `twin_model.py`; or after `import sentemb_lit.twin`), with the given pooling (cls | mean); `tokenizer=None` for a twin uses its own. A
     non-empty `path` must be an export of ours or `overwrite=True`; files we did not write are never deleted."""
     from sentemb_lit.models import check_max_length, max_positions
     check_path(path, "path")

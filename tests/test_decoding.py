@@ -173,3 +173,28 @@ def test_two_processes_write_the_same_chains(tmp_path, saved_llama):
     assert [c[0] for c in _chains(two)] == SOURCES[:9]
     assert _chains(two) == _chains(one)
     assert not (tmp_path / "two.jsonl.torn").exists()
+
+def _naive_cfg(m, t, cond: str, neg: str, lam: float, steps: int) -> list[int]:
+    "Eq. 4 with no cache, no batch, no padding: both whole sequences recomputed at every step."
+    eos, out = D.eos_token_ids(m, t), []
+    c, n = t(cond)["input_ids"], t(neg)["input_ids"]
+    with torch.inference_mode():
+        for _ in range(steps):
+            lc = m(input_ids=torch.tensor([c + out])).logits[0, -1].float().log_softmax(-1)
+            lu = m(input_ids=torch.tensor([n + out])).logits[0, -1].float().log_softmax(-1)
+            tok = int(((1 + lam) * (lc - lu) + lu).argmax())
+            if tok in eos: break
+            out.append(tok)
+    return out
+
+@pytest.mark.parametrize("lam", [0.5, 0.0, 2.0])
+def test_matches_naive_cfg_loop(tl, lam):
+    "The batched, cached, prefix-sharing decoder (rows padded, finishing apart) gives the naive loop's tokens."
+    m, t = tl
+    pre = "Rewrite the following sentence with other words, keeping its meaning: "
+    ps = [pre + s for s in ("a man plays", "two dogs run across the field near the old barn", "x", "snow falls")]
+    ns = ps[1:] + ps[:1]
+    got = D.directional_generate(m, t, ps, ns, lam=lam, max_new_tokens=10, batch_size=3, return_details=True)
+    assert isinstance(D._new_cache(m, 2, 8).layers[0], D._preallocated_layer())       # the preallocated path ran
+    for p, n, g in zip(ps, ns, got):
+        assert g["ids"] == _naive_cfg(m, t, p, n, lam, 10)

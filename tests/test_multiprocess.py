@@ -43,7 +43,8 @@ def main(out_dir, dropout=0.0, n_steps=6, stop_after=None, global_batch=8):
         torch.save(model.state_dict(), Path(out_dir) / "final.pt")
         result = {"processes": acc.num_processes, "last_step": res.last_step}
         Path(out_dir, "result.json").write_text(json.dumps(result))
-    acc.end_training()                                    # shut the process group down
+    from sentemb_lit.distributed import end_processes
+    end_processes(acc)                                    # shut the group down, no racing teardown
 
 main(**json.loads(sys.argv[1]))
 '''

@@ -52,3 +52,77 @@ def test_the_rule_is_nbdevs():
 @pytest.mark.parametrize("nb", NBS, ids=lambda p: p.name)
 def test_no_cell_mixes_imports_with_code(nb):
     assert offending_cells(nb) == []
+
+
+# --- executed experiment notebooks show their own progress, not the libraries' ---------------------------------------
+# papermill keeps every output of an experiment notebook in the executed copy that is committed as the record. With
+# ipywidgets installed (it is in the lock, so no "TqdmWarning: IProgress not found") a bar is a widget, without it a
+# stream of stderr lines; either way transformers' "Loading weights" / "Writing model shards" bars (one per load or
+# save: 173 in a smoke run of 04, 13 and 14 before this rule) bury the notebook's own output. So each experiment
+# notebook switches transformers' bars off, and every `SentenceEncoder` it builds is built without its encode bar.
+EXPERIMENTS = [p for p in NBS if any("parameters" in c.get("metadata", {}).get("tags", [])
+                                     for c in json.loads(p.read_text(encoding="utf-8"))["cells"])]
+
+
+def code_cells(nb_path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+            if c["cell_type"] == "code"]
+
+
+def loud_encoders(src: str) -> list[str]:
+    "`SentenceEncoder(...)` / `SentenceEncoder.from_name(...)` calls without `show_progress=False`."
+    try: tree = ast.parse(src)
+    except SyntaxError: return []
+    out = []
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call): continue
+        f = n.func
+        name = f.id if isinstance(f, ast.Name) else (f"{f.value.id}.{f.attr}" if isinstance(f, ast.Attribute)
+                                                      and isinstance(f.value, ast.Name) else "")
+        if name not in ("SentenceEncoder", "SentenceEncoder.from_name"): continue
+        quiet = any(k.arg == "show_progress" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in n.keywords)
+        if not quiet: out.append(ast.unparse(n)[:80])
+    return out
+
+
+def test_the_progress_rules_catch_what_they_should():
+    assert loud_encoders("e = SentenceEncoder(m, t, 'cls')") == ["SentenceEncoder(m, t, 'cls')"]
+    assert loud_encoders("e = SentenceEncoder.from_name('minilm-l6', show_progress=True)")
+    assert loud_encoders("e = SentenceEncoder(m, t, show_progress=False)") == []
+    assert len(EXPERIMENTS) >= 7 and all(p.name[:2].isdigit() for p in EXPERIMENTS)
+
+
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=lambda p: p.name)
+def test_experiment_notebooks_switch_off_library_progress_bars(nb):
+    cells = code_cells(nb)
+    calls = [i for i, s in enumerate(cells) if "hf_logging.disable_progress_bar()" in s]
+    imports = [i for i, s in enumerate(cells) if "from transformers.utils import logging as hf_logging" in s]
+    assert calls and imports and imports[0] < calls[0], f"{nb.name}: transformers' progress bars are not switched off"
+    first_model = next((i for i, s in enumerate(cells) if any(w in s for w in ("load_encoder(", "tiny_bert(",
+                        "tiny_llama(", "load_causal_lm(", "SentenceEncoder"))
+                        and "import" not in s.split("\n")[0]), len(cells))
+    assert calls[0] < first_model, f"{nb.name}: the bars are switched off only after a model is loaded (cell {first_model})"
+    assert [e for s in cells for e in loud_encoders(s)] == []
+
+
+# --- `papermill --help-notebook` documents every parameter --------------------------------------------------------------
+def assigned_names(nb_path: Path) -> list[str]:
+    "The names the `parameters` cell assigns, in order."
+    cell = next(c for c in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+                if "parameters" in c.get("metadata", {}).get("tags", []))
+    out = []
+    for n in ast.parse("".join(cell["source"])).body:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        out += [t.id for t in targets if isinstance(t, ast.Name)]
+    return out
+
+
+@pytest.mark.parametrize("nb", EXPERIMENTS, ids=lambda p: p.name)
+def test_help_notebook_documents_every_parameter(nb):
+    "What `papermill --help-notebook` prints: a type (not 'Unknown type') and a comment for each assigned name."
+    from papermill.inspection import inspect_notebook
+    params = inspect_notebook(str(nb))
+    assert list(params) == assigned_names(nb) and {"profile", "out_dir"} <= set(params), (list(params), nb.name)
+    vague = {n: p for n, p in params.items() if p["inferred_type_name"] in ("None", "", None) or not p["help"].strip()}
+    assert vague == {}, vague

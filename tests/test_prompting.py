@@ -253,9 +253,8 @@ if state.is_main_process:
 if args.get("model_dir"):
     embed_main(["--model", args["model_dir"], "--method", "pcot", "--batch-size", "2", "--input", args["lines"],
                 "--out", args["cli_out"]])
-state.wait_for_everyone()
-if torch.distributed.is_initialized():
-    torch.distributed.destroy_process_group()
+from sentemb_lit.distributed import end_processes
+end_processes()
 '''
 
 

@@ -42,8 +42,8 @@ def test_only_the_listed_notebooks_run(tmp_path):
 def fake_run(monkeypatch, capsys):
     "run_notebook replaced by a recorder that sees what was printed before it; reports not built."
     calls = []
-    def run(nb, run_dir, profile, cwd, timeout=None):
-        calls.append((nb.name, capsys.readouterr().out))
+    def run(nb, run_dir, profile, cwd, timeout=None, params=None):
+        calls.append((nb.name, capsys.readouterr().out, params))
         (run_dir / "out.txt").write_text(nb.name)
         return {"notebook": nb.name, "status": calls_status[0], "seconds": 0.0, "error": ""}
     calls_status = ["ok"]
@@ -109,3 +109,17 @@ def test_a_successful_run_is_promoted(tmp_path, fake_run):
     assert run_dir == tmp_path / "papers" / "ranking_sentences" / "runs" / "smoke"
     assert (run_dir / "out.txt").read_text() == "23_ranking_reproduction.ipynb"
     assert not list(run_dir.parent.glob("smoke.attempt-*"))
+
+
+def test_a_parameter_reaches_only_the_notebooks_that_declare_it(tmp_path, fake_run):
+    calls, _ = fake_run
+    _project(tmp_path, names=("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"))
+    nb14 = json.loads(json.dumps(PARAMS_NB))
+    nb14["cells"][0]["source"] = ["profile: str = 'smoke'  # the size\n", "seeds: str = None  # seeds to train now\n"]
+    (tmp_path / "nbs" / "14_jtcse_table_one.ipynb").write_text(json.dumps(nb14))
+    cli.reproduce("jtcse", "smoke", project=tmp_path, params={"seeds": ""})
+    assert [(c[0], c[2]) for c in calls] == [("13_jtcse_reproduction.ipynb", {}),
+                                             ("14_jtcse_table_one.ipynb", {"seeds": ""})]
+    with pytest.raises(ValueError, match=r"\['stages'\] are declared by none of"):
+        cli.reproduce("jtcse", "smoke", project=tmp_path, params={"stages": "tower1"})
+    assert len(calls) == 2                                   # refused before anything ran

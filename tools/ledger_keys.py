@@ -4,7 +4,8 @@ for the `cpu` profile). Run under two versions of the package to map each stored
     PYTHONPATH=<old checkout> python tools/ledger_keys.py > old.json
     PYTHONPATH=<new checkout> python tools/ledger_keys.py > new.json
 
-Used once, by tools/migrate_ledger.py, when the reached-code walk learned to see methods attached after a class body."""
+Used by tools/migrate_ledger.py (the reached-code walk learned to see methods attached after a class body) and
+tools/migrate_patience.py (the growing patience of 2026-11-26)."""
 import json, sys
 from sentemb_lit import jtcse
 from sentemb_lit.data import STS_TASKS, training_corpus
@@ -15,11 +16,14 @@ except ImportError: from sentemb_lit.jtcse import JTCSEConfig
 
 DEV_LIMIT, SEEDS = 500, (0, 1, 2, 3, 4)
 
+GROWING = "patience_growth" in JTCSEConfig.__dataclass_fields__   # the rule of 2026-11-26: cap 900, growth 0.25
+
 def tower_config(tower: int, s: int) -> JTCSEConfig:
-    "nbs/14's cfg('simcse', 100·tower + s, lr=lr_stage1[tower - 1]) at the cpu profile."
+    "nbs/14's cfg('simcse', 100·tower + s, lr=lr_stage1[tower - 1]) at the cpu profile of the imported version."
+    rule = dict(n_steps=900, patience_growth=0.25) if GROWING else dict(n_steps=600)
     return JTCSEConfig(variant="simcse", batch_size=64, max_length=32, eval_every=10, ckpt_every=10, patience=10,
-                       n_steps=600, seed=100 * tower + s, data_seed=100 * tower + s, lr=(3e-5, 2e-5)[tower - 1],
-                       freeze_word_embeddings=True, nce_layout="b", cael_every=None)
+                       seed=100 * tower + s, data_seed=100 * tower + s, lr=(3e-5, 2e-5)[tower - 1],
+                       freeze_word_embeddings=True, nce_layout="b", cael_every=None, **rule)
 
 def stage_key(config, corpus, init_id):
     if hasattr(jtcse, "stage_key"): return jtcse.stage_key(config, corpus, init_id, None, DEV_LIMIT)
