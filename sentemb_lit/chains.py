@@ -49,6 +49,10 @@ def instruction_text(sentence: str, prompt: str = "ours", indent: bool = True) -
 def ranking_prompt(tokenizer, sentence: str, prompt: str = "ours", indent: bool = True, few_shot: bool = False) -> str:
     "The full chat-templated prompt (generation prompt appended) asking the model to rewrite `sentence`."
     check_text(sentence, "sentence")
+    if not callable(getattr(tokenizer, "apply_chat_template", None)):
+        raise TypeError("tokenizer must be a tokenizer with a chat template (apply_chat_template), "
+                        f"got {type(tokenizer).__name__}")
+    check_flag(few_shot, "few_shot")
     msgs = []
     if few_shot:
         ex_in, ex_out = FEW_SHOT_EXAMPLE
@@ -60,6 +64,7 @@ def ranking_prompt(tokenizer, sentence: str, prompt: str = "ours", indent: bool 
 # %% ../nbs/22_chains.ipynb #c020
 def clean_output(text: str) -> str:
     "Strip surrounding whitespace and backticks from a generated sentence (as the official chain does)."
+    check_type(text, "text", str)
     return text.strip().strip("`").strip()
 
 # %% ../nbs/22_chains.ipynb #c020r
@@ -183,6 +188,7 @@ LIST_INSTRUCTION = ("Your task is to take an input sentence and generate a seque
 # %% ../nbs/22_chains.ipynb #c031p
 def parse_numbered_list(text: str) -> list[str]:
     "Items of a numbered list ('1. …', '2) …'), in order."
+    check_type(text, "text", str)
     items = (m.group(1).strip() for m in re.finditer(r"^\s*\d+\s*[.)]\s*(.+?)\s*$", text, flags=re.M))
     return [x for x in items if x]
 

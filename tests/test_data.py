@@ -83,11 +83,12 @@ def test_non_utf8_bytes_name_file_and_line(tmp_path):
         load_sts("sickr", "dev", root=tmp_path)
 
 
+# mtime=0: gzip otherwise stamps the clock into the bytes, and pytest-xdist's workers must collect the same tests
 @pytest.mark.parametrize("payload, msg", [
     (b"not gzip at all", "not a readable gzip file"),
-    (gzip.compress(b"line one\nline two\n")[:-12], "not a readable gzip file"),          # cut short
-    (gzip.compress(b"ok\n\xff\xfe bad\n"), r"wiki1m_head\.txt\.gz:2: byte 0xff is not UTF-8"),
-])
+    (gzip.compress(b"line one\nline two\n", mtime=0)[:-12], "not a readable gzip file"),          # cut short
+    (gzip.compress(b"ok\n\xff\xfe bad\n", mtime=0), r"wiki1m_head\.txt\.gz:2: byte 0xff is not UTF-8"),
+], ids=["not gzip", "cut short", "not UTF-8"])
 def test_damaged_corpus_files_are_named(tmp_path, payload, msg):
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "wiki1m_head.txt.gz").write_bytes(payload)

@@ -99,6 +99,20 @@ from sentemb_lit.io import read_jsonl, LockedError
 SOURCES = [f"Sentence number {i} is about a {w} in the park." for i, w in
            enumerate(["dog", "cat", "man", "child", "bird", "tree", "car", "woman", "ball", "bench", "kite", "duck"])]
 RUN = "import sys; from sentemb_lit.cli import main; sys.exit(main(['generate-ranking'] + sys.argv[1:]))"
+# generate-ranking that stops before its third group until killed, after creating the file named by its first argument
+HELD = """import sys, time
+from pathlib import Path
+import sentemb_lit.chain_jobs as J
+real, calls = J._decode_group, [0]
+def held(*a, **k):
+    calls[0] += 1
+    if calls[0] == 3:
+        Path(sys.argv[1]).touch()
+        while True: time.sleep(1)
+    return real(*a, **k)
+J._decode_group = held
+from sentemb_lit.cli import main
+sys.exit(main(['generate-ranking'] + sys.argv[2:]))"""
 
 
 @pytest.fixture(scope="module")
@@ -134,18 +148,21 @@ def test_sigkill_mid_run_then_resume(tmp_path, saved_llama):
     from sentemb_lit.models import load_causal_lm
     m, t = load_causal_lm(str(saved_llama))
     assert generate_ranking_main(_job_args(saved_llama, inp, ref), model=m, tokenizer=t)["new"] == len(SOURCES)
-    p = subprocess.Popen([sys.executable, "-c", RUN, *_job_args(saved_llama, inp, cut)], env=_env(),
+    gate = tmp_path / "held"
+    p = subprocess.Popen([sys.executable, "-c", HELD, str(gate), *_job_args(saved_llama, inp, cut)], env=_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    t0 = time.time()
-    while not (cut.exists() and cut.read_text().count("\n") >= 1) and time.time() - t0 < 120 and p.poll() is None:
-        time.sleep(0.01)
+    deadline = time.monotonic() + 300                         # no race: two groups written, the third waits to be killed
+    while not gate.exists():
+        assert p.poll() is None, p.stderr.read()[-2000:]
+        assert time.monotonic() < deadline, "the run never reached its third group"
+        time.sleep(0.02)
     with pytest.raises(LockedError, match="in use"):          # meanwhile a second writer on the same file is refused
         generate_ranking_main(_job_args(saved_llama, inp, cut), model=m, tokenizer=t)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     assert p.returncode == -signal.SIGKILL, p.stderr.read()[-2000:]
     n_before = cut.read_text().count("\n")
-    assert 1 <= n_before < len(SOURCES)
+    assert n_before == 4                                      # two groups of 2
     with open(cut, "a") as f: f.write('{"source": "' + SOURCES[n_before][:10])     # a write cut short
     r = subprocess.run([sys.executable, "-c", RUN, *_job_args(saved_llama, inp, cut)], env=_env(),
                        capture_output=True, text=True, timeout=300)

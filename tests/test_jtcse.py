@@ -1,5 +1,5 @@
 "sentemb_lit.jtcse: bad inputs, exact resume of an interrupted twin run, non-finite losses, save/load/export."
-import copy, json, math
+import copy, hashlib, json, math
 from pathlib import Path
 import numpy as np, pytest, torch
 from sentemb_lit.tiny_models import tiny_bert
@@ -262,7 +262,7 @@ def _module_copy(tmp_path, name, extra=""):
     "A copy of a sentemb_lit module's source (a stand-in for another checkout's code), optionally edited."
     import importlib.util
     src = Path(importlib.util.find_spec(f"sentemb_lit.{name}").origin).read_text()
-    p = tmp_path / f"{name}_{abs(hash(extra))}.py"
+    p = tmp_path / f"{name}_{hashlib.sha256(extra.encode()).hexdigest()[:12]}.py"   # not hash(): salted
     p.write_text(src + extra)
     return p
 

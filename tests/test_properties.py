@@ -37,12 +37,6 @@ BENCHMARKS = ("matmul_flops_per_s", "bench_twin_step", "bench_decoding", "bench_
               "bench_sts_eval", "bench_imports", "bench_meta", "bench_main")
 SKIP |= {f"bench.{n}": "a benchmark: it times real models for minutes; nbs/91_bench tests it on tiny models"
          for n in BENCHMARKS}
-# Deferred, each with its reason: these functions are part of the code a chain run reaches (`chains.chain_code`), so
-# a check added inside them changes the key of every committed chain set and would make the committed cpu record
-# stale. Their checks land with the chain record of issue 26 (new generator and rules). (The decoding functions got
-# theirs with the decoding rewrite of issue 24, which re-keyed every chain set anyway.)
-CHAIN_KEYED = ("chains.ranking_prompt", "chains.clean_output", "chains.parse_numbered_list")
-SKIP |= {n: "reached by the committed chain keys; checks land with the chain rerun (issue 26)" for n in CHAIN_KEYED}
 INTERNAL = (AttributeError, IndexError, ZeroDivisionError, UnboundLocalError, NameError, RecursionError,
             AssertionError, StopIteration, UnicodeDecodeError)
 

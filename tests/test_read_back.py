@@ -8,7 +8,7 @@ from sentemb_lit.checks import check_file, check_named_path, read_json
 from sentemb_lit.evaluation import evaluate_sts
 from sentemb_lit.io import CorruptFileError
 
-EMPTY_CORPORA = {"empty gzip": gzip.compress(b""), "only blank lines": gzip.compress(b"\n   \n\t\n\n"),
+EMPTY_CORPORA = {"empty gzip": gzip.compress(b"", mtime=0), "only blank lines": gzip.compress(b"\n   \n\t\n\n", mtime=0),
                  "zero bytes": b""}
 
 

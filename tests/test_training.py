@@ -13,7 +13,8 @@ from pathlib import Path
 import torch
 from sentemb_lit.training import fit
 
-out, delay, n_steps = sys.argv[1], float(sys.argv[2]), 12
+out, hold, n_steps = sys.argv[1], sys.argv[2], 12          # hold: a file to create, then stop at the 6th step until killed
+calls = [0]
 torch.set_num_threads(1)
 torch.manual_seed(0)
 net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Dropout(0.3), torch.nn.Linear(16, 1))
@@ -24,7 +25,10 @@ def batch_at(step):
     return x, x.sum(1, keepdim=True)
 
 def loss_fn(batch, step):
-    time.sleep(delay)                                         # slow enough to be killed mid-run
+    calls[0] += 1
+    if hold != "-" and calls[0] == 6:                         # 5 steps logged: say so and wait to be killed
+        Path(hold).touch()
+        while True: time.sleep(1)
     x, y = batch
     return ((net(x) - y) ** 2).mean(), {}
 
@@ -63,11 +67,15 @@ def test_sigkill_resume_is_bit_identical_and_the_folder_is_locked(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     cut, full = tmp_path / "cut", tmp_path / "full"
-    child = subprocess.Popen([sys.executable, str(script), str(cut), "0.4"], env=_env())
-    try:
-        deadline = time.time() + 120
-        while len(read_jsonl(cut / "log.jsonl")) < 5 and time.time() < deadline: time.sleep(0.1)
-        assert child.poll() is None, "the run ended before it could be killed"
+    held = tmp_path / "held"
+    child = subprocess.Popen([sys.executable, str(script), str(cut), str(held)], env=_env())
+    try:                                                       # no race: the child waits at step 6 until killed
+        deadline = time.monotonic() + 300
+        while not held.exists():
+            assert child.poll() is None, "the run ended before it reached step 6"
+            assert time.monotonic() < deadline, "the run never reached step 6"
+            time.sleep(0.05)
+        assert len(read_jsonl(cut / "log.jsonl")) == 5
         with pytest.raises(LockedError, match=rf"out_dir {cut} is being trained by another process.*pid {child.pid}"):
             _fit(cut)                                                  # a second run on the same folder
         os.kill(child.pid, signal.SIGKILL)
@@ -75,8 +83,8 @@ def test_sigkill_resume_is_bit_identical_and_the_folder_is_locked(tmp_path):
     finally:
         if child.poll() is None: child.kill()
     assert child.returncode == -signal.SIGKILL and not (cut / "final.pt").exists()
-    subprocess.run([sys.executable, str(script), str(cut), "0"], env=_env(), check=True, timeout=300)   # resume
-    subprocess.run([sys.executable, str(script), str(full), "0"], env=_env(), check=True, timeout=300)
+    subprocess.run([sys.executable, str(script), str(cut), "-"], env=_env(), check=True, timeout=300)   # resume
+    subprocess.run([sys.executable, str(script), str(full), "-"], env=_env(), check=True, timeout=300)
     a, b = torch.load(cut / "final.pt"), torch.load(full / "final.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert read_jsonl(cut / "log.jsonl") == read_jsonl(full / "log.jsonl")
