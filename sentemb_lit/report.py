@@ -152,7 +152,15 @@ def _results_of(run_dir: Path, statuses: list[dict]) -> list[dict]:
     failed = {Path(s["notebook"]).stem for s in statuses if s["status"] != "ok"}
     paths = sorted(run_dir.glob("*.results.json")) + sorted(run_dir.glob("*/*.results.json"))
     keep = [p for p in paths if p.name.split(".")[0] not in failed]
-    return [read_json_verified(p) | {"_where": p.parent.relative_to(run_dir).as_posix()} for p in keep]
+    out = []
+    for p in keep:
+        res = read_json_verified(p)
+        for field, kind in (("name", str), ("rows", list)):
+            if not isinstance(res.get(field), kind):
+                raise ValueError(f"{p}: a results file needs a {kind.__name__} {field!r}, found "
+                                 f"{type(res.get(field)).__name__}; rewrite it with its notebook")
+        out.append(res | {"_where": p.parent.relative_to(run_dir).as_posix()})
+    return out
 
 # %% ../nbs/92_report.ipynb #c034
 def _meta_lists(meta: dict) -> list[str]:

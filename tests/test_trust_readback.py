@@ -136,3 +136,39 @@ def test_a_malformed_checkpoint_state_is_named_not_a_bare_key_error(tmp_path):
     _write_checkpoint(tmp_path / CHECKPOINT, ck)
     with pytest.raises(ValueError, match=r"checkpoint\.safetensors lacks \['optimizer'\]"):
         _fit(tmp_path)
+
+
+def test_report_command_refuses_a_hand_edited_results_file(tmp_path):
+    "`sentemb-lit report` on a record whose results file was edited by hand: exit 2, one line naming the file."
+    import shutil
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "nbs").mkdir()
+    (tmp_path / "settings.ini").write_text("[DEFAULT]\nlib_name = sentemb_lit\n")
+    shutil.copytree(root / "papers" / "baselines", tmp_path / "papers" / "baselines")
+    exe = [str(Path(sys.executable).parent / "sentemb-lit"), "report", "--paper", "baselines", "--project",
+           str(tmp_path)]
+    ok = subprocess.run(exe, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr[-1500:]                 # the record as committed rebuilds
+    res = tmp_path / "papers" / "baselines" / "runs" / "cpu" / "04_baselines.results.json"
+    rec = json.loads(res.read_text())
+    row = next(r for r in rec["rows"] if isinstance(r.get("value"), float))
+    row["value"] = 99.99                                          # a hand edit of a stored number
+    res.write_text(json.dumps(rec, indent=2))
+    bad = subprocess.run(exe, capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr, (bad.returncode, bad.stderr[-1500:])
+    assert "04_baselines.results.json: content hash mismatch" in bad.stderr, bad.stderr[-1500:]
+    assert "99.99" not in (tmp_path / "papers" / "baselines" / "REPORT.md").read_text()
+
+
+def test_a_planted_best_student_never_runs(tmp_path):
+    "ranking post-training restores best/student.pt with weights_only=True: a planted pickle is refused, never run."
+    from sentemb_lit import ranking as R
+    from sentemb_lit.tiny_models import tiny_bert
+    marker = tmp_path / "pwned"
+    (tmp_path / "best").mkdir()
+    torch.save({"x": Planted(marker)}, tmp_path / "best" / "student.pt")
+    (tmp_path / "log.jsonl").write_text('{"step": 0, "dev": 50.0}\n')
+    student = R.RankStudent(tiny_bert(seed=0)[0], "cls", mlp=False)
+    with pytest.raises(ValueError, match=r"cannot read .*best/student\.pt .*delete it and rerun"):
+        R._after_training(student, tmp_path)
+    assert not marker.exists()

@@ -1,0 +1,65 @@
+"""Every record committed under papers/ verifies on a clean clone.
+
+A stored result is trusted only through the content hash written with it, and an evaluation's per-pair predictions
+only through the SHA-256 its record holds. A record whose companion file is not in the repository cannot be
+re-verified by anyone who clones it, so it must not be committed: these tests read the files git tracks (a clean
+clone holds exactly those), not whatever lies in this checkout. Records under `runs/archive/` predate content hashes;
+their chain files are checked by tests/test_chains_job.py.
+"""
+import json, subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sentemb_lit.io import file_digest, read_json_verified
+from sentemb_lit.predictions import verify_predictions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tracked(*patterns: str) -> list[Path]:
+    "The files git tracks under papers/ that match `patterns` (the checkout's files when it is not a git clone)."
+    if (ROOT / ".git").exists():
+        r = subprocess.run(["git", "ls-files", "-z", "--", *patterns], cwd=ROOT, capture_output=True, check=True)
+        return sorted(ROOT / p for p in r.stdout.decode().split("\0") if p)
+    return sorted(p for pat in patterns for p in ROOT.glob(pat))
+
+
+TRACKED = set(_tracked("papers"))
+RESULTS = [p for p in TRACKED if p.name == "result.json" and "/store/" in p.as_posix()]
+RUN_RESULTS = [p for p in TRACKED if p.name.endswith(".results.json") and "/archive/" not in p.as_posix()]
+
+
+def test_there_are_records_to_check():
+    assert len(RESULTS) >= 10 and len(RUN_RESULTS) >= 4, (len(RESULTS), len(RUN_RESULTS))
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_ledger_entry_verifies_with_its_pairs(path):
+    rec = read_json_verified(path)                            # IntegrityError on a hand edit
+    key = json.loads((path.parent / "key.json").read_text())
+    assert isinstance(key, dict) and key, f"{path.parent / 'key.json'}: no key"
+    if "pairs_sha256" in rec:
+        pairs = path.parent / "pairs.npz"
+        assert pairs in TRACKED, f"{path}: its per-pair predictions {pairs.name} are not committed"
+        assert file_digest(pairs) == rec["pairs_sha256"], f"{pairs}: SHA-256 differs from its record"
+        with np.load(pairs, allow_pickle=False) as z:
+            for t in rec["pairs_tasks"]:
+                gold, pred = z[f"{t}.gold"], z[f"{t}.pred"]
+                assert gold.shape == pred.shape and np.isfinite(pred).all(), f"{pairs}: task {t}"
+
+
+@pytest.mark.parametrize("path", RUN_RESULTS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_run_results_verify(path):
+    read_json_verified(path)
+
+
+@pytest.mark.parametrize("run_dir", sorted({p.parent.parent for p in TRACKED if p.name == "MANIFEST.json"
+                                            and p.parent.name == "predictions"}),
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_predictions_manifest_verifies_and_is_committed(run_dir):
+    names = verify_predictions(run_dir)
+    assert names, f"{run_dir}: an empty manifest"
+    for n in names:
+        assert run_dir / "predictions" / f"{n}.npz" in TRACKED, f"{run_dir}: predictions/{n}.npz is not committed"
