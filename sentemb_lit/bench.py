@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 from .chains import ranking_prompt
-from .checks import check_flag, check_positive_int, check_sentences
+from .checks import check_flag, check_float_array, check_positive_int, check_sentences
 from .decoding import directional_generate, hf_guided_generate_batch
 from .prompting import PromptEncoder
 from .cross_attention import cls_energy
@@ -146,10 +146,10 @@ def model_cls_energy(model: nn.Module, tokenizer, sentences, max_length: int = 6
 def energy_sts_correlation(energies: Sequence[float], sts: Sequence[float]) -> dict:
     "Pearson and Spearman between E_CLS and the STS average over checkpoints (≥ 3 needed)."
     from scipy.stats import pearsonr, spearmanr
-    e, s = np.asarray(energies, dtype=float), np.asarray(sts, dtype=float)
+    e, s = check_float_array(energies, "energies", finite=False), check_float_array(sts, "sts", finite=False)
     if e.shape != s.shape or e.ndim != 1:
         raise ValueError(f"energies and sts must be 1-D of one length, got {e.shape}, {s.shape}")
-    if len(e) < 3: raise ValueError(f"a correlation over checkpoints needs ≥ 3 points, got {len(e)}")
+    if len(e) < 3: raise ValueError(f"energies and sts need ≥ 3 points (checkpoints) for a correlation, got {len(e)}")
     if not (np.isfinite(e).all() and np.isfinite(s).all()): raise ValueError("energies and sts must be finite")
     return {"pearson": float(pearsonr(e, s)[0]), "spearman": float(spearmanr(e, s)[0]), "n": int(len(e))}
 

@@ -291,6 +291,9 @@ def _job_of(job, sources) -> tuple:
     if isinstance(job, RankingSettings):
         if sources is None: raise ValueError("sources: required when the job is given as RankingSettings")
         return job, [x.strip() for x in check_sentences(sources, "sources")]
+    if not isinstance(job, (list, tuple)):
+        raise TypeError(f"job must be a RankingSettings or generate-ranking's argv (a list of arguments), "
+                        f"got {type(job).__name__}: {job!r:.80}")
     if sources is not None: raise ValueError("sources: leave it out when the job is an argv (it names --input)")
     try: s, a = parse_job_args(job, out=False)
     except SystemExit:                                       # argparse has printed the usage and what is wrong

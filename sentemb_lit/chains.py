@@ -6,12 +6,13 @@
 from __future__ import annotations
 import ast, dataclasses, importlib.util, os, random, re
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Callable, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 from .checks import check_choice, check_flag, check_number, check_positive_int, check_sentences
-from .checks import check_text, check_type
-from .decoding import directional_generate
+from .checks import check_float_array, check_text, check_type
+from .decoding import _check_tokenizer, directional_generate
 
 # %% auto #0
 __all__ = ['RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INSTRUCTIONS', 'FEW_SHOT_EXAMPLE', 'FILTERS', 'LIST_INSTRUCTION',
@@ -70,6 +71,11 @@ def clean_output(text: str) -> str:
 # %% ../nbs/22_chains.ipynb #c020r
 def round_inputs(chain: Sequence[str], r: int, lam_r: float) -> tuple:
     "What round r's greedy output depends on: (conditional sentence, negative sentence or None when it cancels)."
+    if isinstance(chain, (str, bytes)) or not isinstance(chain, Sequence) or not all(isinstance(s, str) for s in chain):
+        raise TypeError(f"chain must be a list of sentences (str), got {type(chain).__name__}: {chain!r:.80}")
+    if not chain: raise ValueError("chain is empty: round r continues its sentence r - 1")
+    check_positive_int(r, "r", maximum=len(chain))
+    check_number(lam_r, "lam_r")
     cond, neg = chain[r - 1], chain[max(r - 2, 0)]
     return (cond, None if lam_r == 0 or neg == cond else neg)
 
@@ -165,8 +171,20 @@ def filter_chains(recs: Sequence[dict], rules: Sequence[str] = FILTERS, min_repe
     return kept, counts
 
 # %% ../nbs/22_chains.ipynb #c028
+def _check_recs(recs, min_len: int = 1) -> Sequence[dict]:
+    "Chain records: a list of dicts whose 'chain' is a list of >= `min_len` sentences (str); else an error naming recs."
+    if isinstance(recs, (str, bytes, Mapping)) or not isinstance(recs, Sequence):
+        raise TypeError(f"recs must be a list of chain records (dicts with a 'chain' list), got {type(recs).__name__}")
+    for i, r in enumerate(recs):
+        c = r.get("chain") if isinstance(r, Mapping) else None
+        if not isinstance(c, (list, tuple)) or not all(isinstance(s, str) for s in c):
+            raise TypeError(f"recs[{i}] must be a chain record (a dict with a 'chain' list of str), got {r!r:.80}")
+        if len(c) < min_len: raise ValueError(f"recs[{i}]['chain'] has {len(c)} sentences; it needs >= {min_len}")
+    return recs
+
 def chain_stats(recs: Sequence[dict]) -> dict:
     "copy_rate, frozen fraction and mean distinct sentences of chain records."
+    _check_recs(recs, min_len=2)
     if not recs: return {"n": 0, "copy_rate": None, "frozen": None, "distinct": None}
     pairs = [(c[i], c[i + 1]) for r in recs for c in [r["chain"]] for i in range(len(c) - 1)]
     return {"n": len(recs), "copy_rate": float(np.mean([a == b for a, b in pairs])),
@@ -198,6 +216,7 @@ def generate_list_chains(model, tokenizer, sources: Sequence[str], n: int = 32, 
     "Single-step baseline (a): one greedy generation per source asking for the whole list of `n` sentences."
     sources = [s.strip() for s in check_sentences(sources, "sources")]
     check_positive_int(n, "n")
+    _check_tokenizer(tokenizer, "apply_chat_template")
     prompts = [tokenizer.apply_chat_template([{"role": "user", "content": LIST_INSTRUCTION.format(n=n, sentence=s)}],
                                              tokenize=False, add_generation_prompt=True) for s in sources]
     outs = directional_generate(model, tokenizer, prompts, None, lam=0.0, max_new_tokens=max_new_tokens or 40 * n,
@@ -321,8 +340,10 @@ def chain_code(roots: Sequence[str] = _CHAIN_ROOTS) -> dict:
 # %% ../nbs/22_chains.ipynb #c037
 def chain_similarity(encode: Callable, recs: Sequence[dict]) -> np.ndarray:
     "Cosine-similarity matrices [N, K, K] of the chains (all of length K); each distinct sentence is encoded once."
+    if not callable(encode):
+        raise TypeError(f"encode must be a callable list[str] -> [N, d], got {type(encode).__name__}")
     uniq = _chain_sentences(recs)
-    E = _unit_rows(encode(uniq))                                             # e(x) / ||e(x)||, one row per sentence
+    E = _unit_rows(encode(uniq), len(uniq))                                 # e(x) / ||e(x)||, one row per sentence
     pos = {s: i for i, s in enumerate(uniq)}
     X = E[np.array([[pos[s] for s in r["chain"]] for r in recs])]          # [N, K, d]
     return np.einsum("nkd,nld->nkl", X, X)
@@ -330,19 +351,21 @@ def chain_similarity(encode: Callable, recs: Sequence[dict]) -> np.ndarray:
 # %% ../nbs/22_chains.ipynb #c037a
 def _chain_sentences(recs: Sequence[dict]) -> list[str]:
     "The distinct sentences of chains that all have one length K, none of them empty."
-    if not recs: raise ValueError("no chains to analyse")
-    if len({len(r["chain"]) for r in recs}) != 1: raise ValueError("all chains must have the same length")
+    if not _check_recs(recs): raise ValueError("recs is empty: no chains to analyse")
+    if len({len(r["chain"]) for r in recs}) != 1: raise ValueError("all chains of recs must have the same length")
     uniq = sorted({s for r in recs for s in r["chain"]})
     if any(not s.strip() for s in uniq):
-        raise ValueError("chains contain empty sentences: filter them first (filter_chains)")
+        raise ValueError("recs' chains contain empty sentences: filter them first (filter_chains)")
     return uniq
 
-def _unit_rows(E) -> np.ndarray:
-    "The encoder's output as float64 rows of unit length; NaN/inf or a zero vector is an error."
-    E = np.asarray(E, dtype=np.float64)
-    if not np.isfinite(E).all(): raise ValueError("encoder returned NaN/inf")
+def _unit_rows(E, n: int) -> np.ndarray:
+    "The encoder's output for n sentences as float64 rows of unit length; NaN/inf or a zero vector is an error."
+    E = check_float_array(E, "the output of encode", finite=False)
+    if E.ndim != 2 or len(E) != n:
+        raise ValueError(f"encode returned shape {E.shape} for {n} sentences, expected [{n}, d]")
+    if not np.isfinite(E).all(): raise ValueError("encode returned NaN/inf")
     nrm = np.linalg.norm(E, axis=1, keepdims=True)
-    if (nrm == 0).any(): raise ValueError("encoder returned a zero vector")
+    if (nrm == 0).any(): raise ValueError("encode returned a zero vector")
     return E / nrm
 
 # %% ../nbs/22_chains.ipynb #c037b

@@ -10,8 +10,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['CorruptFileError', 'check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice',
-           'check_all_finite', 'check_text', 'check_sentences', 'check_path', 'check_file', 'check_named_path',
-           'read_json']
+           'check_float_array', 'check_all_finite', 'check_text', 'check_sentences', 'check_path', 'check_file',
+           'check_named_path', 'read_json']
 
 # %% ../nbs/06_checks.ipynb #cfe01
 class CorruptFileError(ValueError):
@@ -103,9 +103,18 @@ def check_choice(value, name: str, choices):
     return value
 
 # %% ../nbs/06_checks.ipynb #c022
+def check_float_array(x, name: str, dtype=np.float64, finite: bool = True) -> np.ndarray:
+    """`x` as a NumPy array of the float `dtype` (all finite when `finite`); values that are not numbers are a
+    TypeError, NaN or inf a ValueError, each naming `name`."""
+    try: a = np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError, OverflowError, RuntimeError) as e:
+        raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}: {_short(x)} ({e})") from None
+    return check_all_finite(a, name) if finite else a
+
 def check_all_finite(x, name: str):
-    "`x` if every value in it is finite; else a ValueError naming `name`."
-    finite = x.isfinite().all() if hasattr(x, "isfinite") else np.isfinite(np.asarray(x, dtype=np.float64)).all()
+    "`x` if every value in it is finite; else a ValueError naming `name` (a TypeError when it holds no numbers)."
+    if hasattr(x, "isfinite"): finite = x.isfinite().all()
+    else: finite = np.isfinite(check_float_array(x, name, finite=False)).all()
     if not bool(finite):
         raise ValueError(f"{name} contains NaN or inf")
     return x

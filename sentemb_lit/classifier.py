@@ -6,7 +6,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np, torch
-from .checks import check_number, check_positive_int, check_type
+from .checks import check_float_array, check_number, check_positive_int, check_type
 
 # %% auto #0
 __all__ = ['RECORD', 'SMOKE', 'ClassifierConfig', 'fit_logregs', 'senteval_order', 'cv_classify', 'kfold_classify',
@@ -125,13 +125,28 @@ def _epoch(f: _Fits):
                 f.count[g, r] += 1
 
 # %% ../nbs/07a_classifier.ipynb #t021
+def _int_labels(y, name: str) -> np.ndarray:
+    "`y` as an int64 array; a value that is not integers is a TypeError naming `name`."
+    try: return np.asarray(y, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"{name} must be integers (labels or row indices), got {type(y).__name__}: {y!r:.80} ({e})") \
+            from None
+
 def _check_jobs(jobs, n: int) -> list:
-    if not isinstance(jobs, (list, tuple)) or not jobs: raise ValueError("jobs is empty: nothing to fit")
+    if not isinstance(jobs, (list, tuple)) or not jobs:
+        raise ValueError(f"jobs must be a non-empty list of (train rows, dev rows or None, λ values): nothing to fit, "
+                         f"got {jobs!r:.80}")
     out = []
     for i, job in enumerate(jobs):
-        tr, dv, regs = job
-        tr, dv = np.asarray(tr, dtype=np.int64), None if dv is None else np.asarray(dv, dtype=np.int64)
-        if len(tr) < 2 or (dv is not None and len(dv) < 1): raise ValueError(f"jobs[{i}] has too few rows")
+        try: tr, dv, regs = job
+        except (TypeError, ValueError):
+            raise TypeError(f"jobs[{i}] must be (train rows, dev rows or None, λ values), got {job!r:.80}") from None
+        tr = _int_labels(tr, f"jobs[{i}] train rows")
+        dv = None if dv is None else _int_labels(dv, f"jobs[{i}] dev rows")
+        if not isinstance(regs, (list, tuple)) or not regs:
+            raise TypeError(f"jobs[{i}] λ values must be a non-empty tuple, got {regs!r:.80}")
+        if tr.ndim != 1 or len(tr) < 2 or (dv is not None and (dv.ndim != 1 or len(dv) < 1)):
+            raise ValueError(f"jobs[{i}] has too few rows")
         if tr.max() >= n or tr.min() < 0 or (dv is not None and (dv.max() >= n or dv.min() < 0)):
             raise ValueError(f"jobs[{i}] has row indices outside 0..{n - 1}")
         if len(regs) != len(jobs[0][2]):
@@ -143,9 +158,9 @@ def _check_jobs(jobs, n: int) -> list:
 def fit_logregs(X, y, jobs: list, cfg: ClassifierConfig = RECORD, nclasses: int | None = None) -> _Fits:
     "SentEval's logistic regression for every job (train_rows, dev_rows or None, λ values) on features X [N, d]."
     check_type(cfg, "cfg", ClassifierConfig)
-    X = torch.as_tensor(np.ascontiguousarray(X, dtype=np.float32))
-    y = torch.as_tensor(np.asarray(y, dtype=np.int64))
-    if X.dim() != 2 or len(X) != len(y):
+    X = torch.as_tensor(np.ascontiguousarray(check_float_array(X, "X", np.float32, finite=False)))
+    y = torch.as_tensor(_int_labels(y, "y"))
+    if X.dim() != 2 or y.dim() != 1 or len(X) != len(y):
         raise ValueError(f"X must be [N, d] and y [N], got {tuple(X.shape)}, {tuple(y.shape)}")
     if not torch.isfinite(X).all(): raise ValueError("X contains NaN or inf")
     jobs = _check_jobs(jobs, len(y))
@@ -160,13 +175,25 @@ def _predict(f: _Fits, g: int, r: int, X) -> np.ndarray:
     return (X @ f.W[g, :, r] + f.b[g, r]).argmax(1).numpy()
 
 # %% ../nbs/07a_classifier.ipynb #t027
+def _check_order_args(sentences, labels, sentences2) -> list[int]:
+    "Lists of str of one length with `labels`; the labels as ints."
+    for name, s in (("sentences", sentences), ("sentences2", sentences2)):
+        if s is None and name == "sentences2": continue
+        if isinstance(s, (str, bytes)) or not hasattr(s, "__len__") or not all(isinstance(x, str) for x in s):
+            raise TypeError(f"{name} must be a list of str, got {type(s).__name__}: {s!r:.80}")
+    try: ys = [int(y) for y in labels]
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"labels must be a list of int class labels, got {type(labels).__name__}: {labels!r:.80}") \
+            from None
+    if len(sentences) != len(ys) or (sentences2 is not None and len(sentences2) != len(ys)):
+        raise ValueError(f"sentences, sentences2 and labels differ in length ({len(sentences)}, {len(ys)})")
+    return ys
+
 def senteval_order(sentences, labels, sentences2=None) -> np.ndarray:
     "SentEval's pre-embedding order: a stable sort by (tokens, label), pairs by (tokens 1, tokens 2, label)."
-    labels = np.asarray(labels)
-    if len(sentences) != len(labels) or (sentences2 is not None and len(sentences2) != len(labels)):
-        raise ValueError(f"sentences, sentences2 and labels differ in length ({len(sentences)}, {len(labels)})")
-    if sentences2 is None: key = [(len(s.split()), int(y)) for s, y in zip(sentences, labels)]
-    else: key = [(len(a.split()), len(b.split()), int(y)) for a, b, y in zip(sentences, sentences2, labels)]
+    labels = _check_order_args(sentences, labels, sentences2)            # as ints
+    if sentences2 is None: key = [(len(s.split()), y) for s, y in zip(sentences, labels)]
+    else: key = [(len(a.split()), len(b.split()), y) for a, b, y in zip(sentences, sentences2, labels)]
     return np.array(sorted(range(len(key)), key=key.__getitem__), dtype=np.int64)
 
 def _folds(y, k: int, seed: int) -> list:
@@ -179,12 +206,17 @@ def _pick(scores: list, regs) -> tuple[float, float]:
     return regs[int(np.argmax(s))], float(np.max(s))
 
 # %% ../nbs/07a_classifier.ipynb #t029
-def _check_xy(X, y, name: str) -> tuple[np.ndarray, np.ndarray]:
-    X, y = np.asarray(X, dtype=np.float32), np.asarray(y)
-    if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
-        raise ValueError(f"{name}: features must be [N, d] and labels [N], got {X.shape} and {y.shape}")
-    if not np.isfinite(X).all(): raise ValueError(f"{name}: features contain NaN or inf")
-    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0: raise ValueError(f"{name}: labels must be ints >= 0")
+def _check_xy(X, y, name: str, args: tuple = ("X", "y")) -> tuple[np.ndarray, np.ndarray]:
+    "Features [N, d] (finite) and int labels >= 0 [N], N >= 1; `args`: the caller's argument names, for the messages."
+    nx, ny = args
+    X = check_float_array(X, nx, np.float32, finite=False)
+    try: y = np.asarray(y)
+    except ValueError: raise TypeError(f"{name}: {ny} must be labels [N], got a ragged {type(y).__name__}") from None
+    if X.ndim != 2 or y.ndim != 1 or len(X) != len(y) or len(y) == 0:
+        raise ValueError(f"{name}: {nx} must be features [N, d] and {ny} labels [N] (N >= 1), "
+                         f"got {X.shape} and {y.shape}")
+    if not np.isfinite(X).all(): raise ValueError(f"{name}: {nx} (features) contains NaN or inf")
+    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0: raise ValueError(f"{name}: {ny} labels must be ints >= 0")
     return X, y.astype(np.int64)
 
 def cv_classify(X, y, cfg: ClassifierConfig = RECORD) -> dict:
@@ -207,8 +239,8 @@ def cv_classify(X, y, cfg: ClassifierConfig = RECORD) -> dict:
 def kfold_classify(X, y, X_test, y_test, cfg: ClassifierConfig = RECORD) -> dict:
     "SentEval's k-fold λ selection on train, one refit, one test: {'acc', 'dev', 'items', 'pred', 'l2reg'}."
     X, y = _check_xy(X, y, "kfold_classify (train)")
-    X_test, y_test = _check_xy(X_test, y_test, "kfold_classify (test)")
-    if X.shape[1] != X_test.shape[1]: raise ValueError(f"train has {X.shape[1]} features, test {X_test.shape[1]}")
+    X_test, y_test = _check_xy(X_test, y_test, "kfold_classify (test)", ("X_test", "y_test"))
+    if X.shape[1] != X_test.shape[1]: raise ValueError(f"X has {X.shape[1]} features, X_test {X_test.shape[1]}")
     nc = int(max(y.max(), y_test.max())) + 1
     folds = _folds(y, cfg.kfold, cfg.seed)
     fits = fit_logregs(X, y, [(tr, te, cfg.regs) for tr, te in folds], cfg, nc)
@@ -222,8 +254,10 @@ def kfold_classify(X, y, X_test, y_test, cfg: ClassifierConfig = RECORD) -> dict
 def split_classify(X, y, X_dev, y_dev, X_test, y_test, cfg: ClassifierConfig = RECORD) -> dict:
     "SentEval's dev-split λ selection: {'acc', 'dev', 'items', 'pred', 'l2reg'}."
     X, y = _check_xy(X, y, "split_classify (train)")
-    X_dev, y_dev = _check_xy(X_dev, y_dev, "split_classify (dev)")
-    X_test, y_test = _check_xy(X_test, y_test, "split_classify (test)")
+    X_dev, y_dev = _check_xy(X_dev, y_dev, "split_classify (dev)", ("X_dev", "y_dev"))
+    X_test, y_test = _check_xy(X_test, y_test, "split_classify (test)", ("X_test", "y_test"))
+    for name, Z in (("X_dev", X_dev), ("X_test", X_test)):
+        if Z.shape[1] != X.shape[1]: raise ValueError(f"X has {X.shape[1]} features, {name} {Z.shape[1]}")
     n, nd = len(y), len(y_dev)
     Xa, ya = np.concatenate([X, X_dev]), np.concatenate([y, y_dev])
     nc = int(max(ya.max(), y_test.max())) + 1

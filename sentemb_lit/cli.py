@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, configparser, datetime, json, logging, os, shutil, sys, time, warnings
 from pathlib import Path
 from typing import Sequence
-from .checks import check_positive_int
+from .checks import CorruptFileError, check_file, check_path, check_positive_int, check_type, read_json
 from .data import DATA_ENV, STS_TASKS, fetch_data
 from .io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusive, LockedError
 # torch, transformers and scipy load only when a command needs them, so `sentemb-lit --help` answers at once
@@ -47,14 +47,28 @@ def project_root(project=None) -> Path:
                             "above; run inside a clone of the repository or pass --project / set SENTEMB_ROOT")
 
 # %% ../nbs/90_cli.ipynb #c006
+def _notebook_cells(nb_path, name: str = "nb_path") -> list[dict]:
+    "The cells of the notebook file `nb_path`; a missing, undecodable or non-notebook file is an error naming it."
+    nb = read_json(nb_path, name)
+    cells = nb.get("cells")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        raise CorruptFileError(f"{nb_path}: not a notebook (no list of cells)")
+    return cells
+
+def _is_parameters(cell: dict) -> bool:
+    "Whether a notebook cell is tagged `parameters` (papermill's cell of run settings)."
+    meta = cell.get("metadata", {})
+    return isinstance(meta, dict) and "parameters" in meta.get("tags", [])
+
 def has_parameters_cell(nb_path: Path) -> bool:
-    nb = json.loads(Path(nb_path).read_text(encoding="utf-8"))
-    return any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+    return any(_is_parameters(c) for c in _notebook_cells(nb_path))
 
 # %% ../nbs/90_cli.ipynb #16bd8a53
 def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
     "The experiment notebooks of `paper`, in order: the names `PAPERS` lists, each present with a parameters cell."
-    if paper not in PAPERS: raise ValueError(f"Unknown paper {paper!r}; choose from {tuple(PAPERS)}")
+    if not isinstance(paper, str) or paper not in PAPERS:
+        raise ValueError(f"Unknown paper {paper!r}; choose from {tuple(PAPERS)}")
+    nbs_dir = check_path(nbs_dir, "nbs_dir")
     paths = [Path(nbs_dir) / name for name in PAPERS[paper]]
     missing = [p.name for p in paths if not p.is_file()]
     if missing: raise FileNotFoundError(f"{nbs_dir}: notebook(s) {missing} of paper {paper!r} do not exist")
@@ -66,8 +80,7 @@ def experiment_notebooks(paper: str, nbs_dir: Path) -> list[Path]:
 def notebook_parameters(nb_path: Path) -> tuple[str, ...]:
     "The names the cell tagged `parameters` of a notebook assigns, in order (empty without such a cell)."
     import ast
-    nb = json.loads(Path(nb_path).read_text(encoding="utf-8"))
-    src = next(("".join(c["source"]) for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])), "")
+    src = next(("".join(c.get("source", "")) for c in _notebook_cells(nb_path) if _is_parameters(c)), "")
     try: tree = ast.parse(src)
     except SyntaxError as e: raise ValueError(f"{nb_path}: its parameters cell is not valid Python ({e})") from None
     names = [t.id for node in tree.body for t in ([node.target] if isinstance(node, ast.AnnAssign) else
@@ -77,12 +90,14 @@ def notebook_parameters(nb_path: Path) -> tuple[str, ...]:
 # %% ../nbs/90_cli.ipynb #scrub01
 def scrub_paths(nb_path: Path, project: Path) -> Path:
     "Replace the machine's absolute paths in an executed notebook: project and virtual env by `.`, home by `~`."
-    text = Path(nb_path).read_text(encoding="utf-8")
-    for prefix in sorted({str(Path(project).resolve()), str(Path(sys.prefix).resolve())}, key=len, reverse=True):
+    p, project = check_file(nb_path, "nb_path"), check_path(project, "project")
+    try: text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e: raise CorruptFileError(f"{p}: byte {e.start} is not UTF-8 text") from None
+    for prefix in sorted({str(project.resolve()), str(Path(sys.prefix).resolve())}, key=len, reverse=True):
         text = text.replace(prefix + "/", "./").replace(prefix, ".")
     text = text.replace(str(Path.home()) + "/", "~/")                 # caches under the user's home
-    atomic_write_text(nb_path, text)
-    return Path(nb_path)
+    atomic_write_text(p, text)
+    return p
 
 # %% ../nbs/90_cli.ipynb #c009
 # the kernel logs only errors: ipykernel's "running over TCP without encryption" warning on every local kernel says
@@ -93,6 +108,8 @@ def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int 
                  progress: bool | None = None, params: dict | None = None) -> dict:
     """Execute one notebook with papermill into `run_dir`; its status, time and (one-line) error. `progress`: a bar of
     cells done / total (default: on a terminal, or for any profile but smoke). `params`: more of its parameters."""
+    nb, run_dir, cwd = check_path(nb, "nb"), check_path(run_dir, "run_dir"), check_path(cwd, "cwd")
+    check_type(profile, "profile", str)
     import papermill as pm
     if progress is None: progress = sys.stderr.isatty() or profile != "smoke"
     t0, status = time.time(), {"notebook": nb.name, "status": "ok", "seconds": 0.0, "error": ""}

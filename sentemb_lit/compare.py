@@ -31,7 +31,9 @@ def _prompt_spec(spec: str) -> tuple[str, str, int | None]:
 def encoder_from_spec(spec, pooling: str | None = None, batch_size: int = 64, device=None):
     "An encoder from a spec (see the table above); an encoder or a callable is returned as it is."
     if not isinstance(spec, (str, os.PathLike)):
-        as_encode(spec)                                            # an encoder, or a clear TypeError
+        try: as_encode(spec)                                       # an encoder, or a TypeError naming spec
+        except TypeError as e:
+            raise TypeError(f"spec must be a str (a model spec), an encoder or a callable; {e}") from None
         return spec
     check_positive_int(batch_size, "batch_size")
     s = os.fspath(spec)

@@ -365,6 +365,7 @@ def fetch_data(out_dir, tasks: Sequence[str] = STS_TASKS, sources: Mapping[str, 
                verbose: bool = True) -> dict:
     "Write `out_dir/sts/` (original text) for `tasks` from the hub or `sources`; returns the manifest."
     out, tasks, sources = _check_fetch_args(out_dir, tasks, sources, verbose)
+    if out.exists() and not out.is_dir(): raise NotADirectoryError(f"out_dir {str(out)!r} exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / FETCH_MANIFEST):
         written, skipped = _old_manifest(out / FETCH_MANIFEST)

@@ -5,6 +5,7 @@
 # %% ../nbs/20_contrastive_decoding.ipynb #c002
 from __future__ import annotations
 import math
+from collections.abc import Iterable
 from typing import Sequence
 import torch
 from tqdm.auto import tqdm
@@ -100,11 +101,24 @@ def _left_pad(seqs: list[list[int]], pad_id: int):
         mask[r, L - len(s):] = 1
     return ids, mask
 
+def _check_seqs(seqs) -> list:
+    "A non-empty list of non-empty token-id sequences (lists, tuples, 1-D arrays, tensors); else an error naming seqs."
+    try:
+        if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Iterable): raise TypeError(type(seqs).__name__)
+        seqs = list(seqs)
+    except TypeError:
+        raise TypeError(f"seqs must be a list of token-id sequences, got {type(seqs).__name__}: {seqs!r:.80}") from None
+    if not seqs: raise ValueError("seqs is empty: common_prefix_len needs at least one token sequence")
+    for i, q in enumerate(seqs):
+        try: n = None if isinstance(q, (str, bytes)) else len(q)
+        except TypeError: n = None
+        if n is None: raise TypeError(f"seqs[{i}] must be a sequence of token ids, got {type(q).__name__}: {q!r:.80}")
+        if n == 0: raise ValueError(f"seqs[{i}] is empty: common_prefix_len got an empty token sequence")
+    return seqs
+
 def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     "Number of leading tokens all `seqs` share, keeping at least one token of each row out of it."
-    seqs = list(seqs)
-    if not seqs: raise ValueError("common_prefix_len needs at least one token sequence")
-    if any(len(q) == 0 for q in seqs): raise ValueError("common_prefix_len got an empty token sequence")
+    seqs = _check_seqs(seqs)
     n = min(len(q) for q in seqs) - 1
     first = seqs[0]
     for q in seqs[1:]:
@@ -300,7 +314,7 @@ def _check_decoding_args(cond_prompts, neg_prompts, lam, max_new_tokens, batch_s
     cond_prompts = _check_prompts(cond_prompts, "cond_prompts")
     lam = _check_lam(lam)
     if neg_prompts is None:
-        if lam != 0: raise ValueError("neg_prompts is required when lam != 0")
+        if lam != 0: raise ValueError("neg_prompts is required when lam != 0 (one per row of cond_prompts)")
         neg_prompts = cond_prompts
     neg_prompts = _check_prompts(neg_prompts, "neg_prompts")
     if len(neg_prompts) != len(cond_prompts):
@@ -318,6 +332,8 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
     stream `neg_prompts[i]`. Prompts are plain strings, tokenized as `tokenizer(prompt)` does by default (apply a chat
     template before). Returns the generated texts (special tokens skipped), or with `return_details` dicts with
     `text`, `ids`, `stop` ∈ {eos, length, newline}. `share_prefix` computes the prompts' common token prefix once."""
+    if not callable(model): raise TypeError(f"model must be a causal language model, got {type(model).__name__}")
+    _check_tokenizer(tokenizer, "decode", "pad_token_id")
     cond_prompts, neg_prompts, lam = _check_decoding_args(cond_prompts, neg_prompts, lam, max_new_tokens, batch_size)
     eos = eos_token_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (min(eos) if eos else 0)

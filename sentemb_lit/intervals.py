@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import numpy as np
 from scipy import stats
-from .checks import check_all_finite, check_number, check_positive_int
+from .checks import check_all_finite, check_float_array, check_number, check_positive_int
 
 # %% auto #0
 __all__ = ['VERDICTS', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference', 'paired_bootstrap',
@@ -21,7 +21,7 @@ def _as_tasks(x, what: str) -> dict:
     out = {}
     for t, v in x.items():
         v = v["pred"] if isinstance(v, dict) else v
-        a = np.asarray(v, dtype=np.float64)
+        a = check_float_array(v, f"{what}[{t!r}]", finite=False)
         if a.ndim != 1 or len(a) < 3:
             raise ValueError(f"{what}[{t!r}] must be 1-D with >= 3 pairs, got shape {a.shape}")
         out[t] = check_all_finite(a, f"{what}[{t!r}]")
@@ -60,23 +60,25 @@ def _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level) -> tuple[dict, li
 # %% ../nbs/92a_intervals.ipynb #adf1b8f2
 def _check_paired_seeds(a_by_seed, b_by_seed, level) -> tuple[np.ndarray, np.ndarray]:
     "One finite score per seed for each system, paired (one length), and a confidence level in (0, 1)."
-    a, b = np.asarray(a_by_seed, dtype=np.float64), np.asarray(b_by_seed, dtype=np.float64)
+    a = check_float_array(a_by_seed, "a_by_seed", finite=False)
+    b = check_float_array(b_by_seed, "b_by_seed", finite=False)
     if a.ndim != 1 or a.shape != b.shape or len(a) == 0:
         raise ValueError(f"a_by_seed and b_by_seed must be 1-D of one length (paired seeds), got {a.shape}, {b.shape}")
     check_number(level, "level", gt=0, lt=1)
     return check_all_finite(a, "a_by_seed"), check_all_finite(b, "b_by_seed")
 
 # %% ../nbs/92a_intervals.ipynb #d422b40d
-def _check_xy(x, y, level) -> tuple[np.ndarray, np.ndarray]:
+def _check_xy(x, y, level, names: tuple = ("x", "y")) -> tuple[np.ndarray, np.ndarray]:
     "Finite 1-D x and y of one length, at least 3 points, neither constant; a confidence level in (0, 1)."
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    nx, ny = names                                              # the caller's argument names, for the messages
+    x, y = check_float_array(x, nx, finite=False), check_float_array(y, ny, finite=False)
     if x.ndim != 1 or x.shape != y.shape:
-        raise ValueError(f"x and y must be 1-D of one length, got {x.shape}, {y.shape}")
-    check_all_finite(x, "x")
-    check_all_finite(y, "y")
+        raise ValueError(f"{nx} and {ny} must be 1-D of one length, got {x.shape}, {y.shape}")
+    check_all_finite(x, nx)
+    check_all_finite(y, ny)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        raise ValueError(f"a correlation needs >= 3 points that vary, got {len(x)} "
-                         f"(x constant: {len(x) > 0 and np.ptp(x) == 0})")
+        raise ValueError(f"a correlation needs >= 3 points that vary, got {len(x)} in {nx} and {ny} "
+                         f"({nx} constant: {len(x) > 0 and np.ptp(x) == 0})")
     check_number(level, "level", gt=0, lt=1)
     return x, y
 
@@ -88,15 +90,17 @@ def _check_two_level(diff, var_pair, seed_diffs, level, power, var_within=0.0) -
     check_number(var_within, "var_within", ge=0)
     check_number(level, "level", gt=0, lt=1)
     check_number(power, "power", gt=0, lt=1)
-    d = np.asarray(seed_diffs, dtype=np.float64)
+    d = check_float_array(seed_diffs, "seed_diffs", finite=False)
     if d.ndim != 1 or len(d) == 0: raise ValueError(f"seed_diffs must be 1-D with >= 1 value, got shape {d.shape}")
     return check_all_finite(d, "seed_diffs")
 
-def _check_items(a, b, name: str = "a") -> np.ndarray:
+def _check_items(a, b, name: str = "a", other: str = "b") -> np.ndarray:
     "Per-item scores as [seeds, items], finite, with the same shape as the other system's."
-    x, y = np.atleast_2d(np.asarray(a, dtype=np.float64)), np.atleast_2d(np.asarray(b, dtype=np.float64))
+    x = np.atleast_2d(check_float_array(a, name, finite=False))
+    y = np.atleast_2d(check_float_array(b, other, finite=False))
     if x.ndim != 2 or x.shape[1] < 2: raise ValueError(f"{name} must be [items] or [seeds, items] with >= 2 items")
-    if x.shape != y.shape: raise ValueError(f"a is {x.shape} and b {y.shape}: score both on the same items and seeds")
+    if x.shape != y.shape:
+        raise ValueError(f"{name} is {x.shape} and {other} {y.shape}: score both on the same items and seeds")
     return check_all_finite(x, name)
 
 def _check_plan(r, effect, n_pairs) -> None:
@@ -110,11 +114,22 @@ def _check_plan(r, effect, n_pairs) -> None:
 # %% ../nbs/92a_intervals.ipynb #c005
 VERDICTS = ("holds", "does not hold", "inconclusive", "needs rerun")
 
+def _check_bound(v, name: str) -> None:
+    "A CI bound: None or one real number (NaN or inf: no interval); else a TypeError naming `name`."
+    if v is None: return
+    try:
+        if isinstance(v, (str, bytes)): raise TypeError(name)
+        float(v)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name} must be a number or None, got {type(v).__name__}: {v!r:.80}") from None
+
 def verdict(lo: float | None, hi: float | None, direction: int = 1) -> str:
     "The verdict for a 95 % CI [lo, hi] of a difference the paper says is positive (direction +1) or negative (-1)."
     if direction not in (1, -1): raise ValueError(f"direction must be +1 or -1, got {direction!r}")
+    _check_bound(lo, "lo")
+    _check_bound(hi, "hi")
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)): return "needs rerun"
-    if lo > hi: raise ValueError(f"CI lower bound {lo} is above the upper bound {hi}")
+    if lo > hi: raise ValueError(f"lo {lo} is above the upper bound hi {hi}: not a CI")
     lo, hi = sorted((direction * lo, direction * hi))
     return "holds" if lo > 0 else "does not hold" if hi < 0 else "inconclusive"
 
@@ -185,7 +200,7 @@ def _spearman_if(pred: np.ndarray, gt: dict) -> tuple[float, np.ndarray]:
 # %% ../nbs/92a_intervals.ipynb #tl09
 def spearman_influence(pred, gold) -> tuple[float, np.ndarray]:
     "Spearman's ρ (mid-ranks, as scipy and SentEval) and its influence values IF_i: Var ρ̂ ≈ Var(IF) / n."
-    x, y = _check_xy(pred, gold, 0.95)
+    x, y = _check_xy(pred, gold, 0.95, ("pred", "gold"))
     return _spearman_if(x, _gold_terms(y))
 
 # %% ../nbs/92a_intervals.ipynb #pd00b
@@ -271,7 +286,7 @@ def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, le
 # %% ../nbs/92a_intervals.ipynb #it01
 def paired_items(a, b, level: float = 0.95, power: float = 0.8, scale: float = 100.0) -> dict:
     "Mean per-item score A − B (×scale) with the two-level interval; a, b: [n] or [seeds, n] (0/1 correct, AP, …)."
-    a, b = _check_items(a, b), _check_items(b, a, "b")
+    a, b = _check_items(a, b), _check_items(b, a, "b", "a")
     d = scale * (a - b)                                                     # d_{s,i}
     v_pair, w = _pair_parts(d)
     out = two_level_interval(d.mean(), v_pair, d.mean(1), level, power, w)

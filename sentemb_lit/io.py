@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 from typing import Callable
 import numpy as np
-from .checks import CorruptFileError, check_named_path, check_number, check_path, check_type
+from .checks import CorruptFileError, check_file, check_named_path, check_number, check_path, check_type
 
 # %% auto #0
 __all__ = ['HASH_FIELD', 'remove_stale_tmp', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'atomic_write_dir',
@@ -272,7 +272,7 @@ _log = logging.getLogger(__name__)
 def seal_json(path) -> str:
     """Migrate a JSON result written without a hash: add its content hash (logged; a decision that its content is
     trusted). A file that already has a correct hash is left as it is; one with a wrong hash is refused."""
-    path = check_path(path, "path")
+    path = check_file(check_path(path, "path"), "path")
     obj = _read_json_object(path)
     if HASH_FIELD in obj: return read_json_verified(path) and obj[HASH_FIELD]   # IntegrityError when it differs
     write_json_verified(path, obj)

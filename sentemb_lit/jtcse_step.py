@@ -135,7 +135,8 @@ def official_config(variant: str, n_layers: int = 12, cael_reading: str = "count
            "tncse": dict(lr=1e-6, dropout=0.00025, cael_every=None),
            "jtcse": dict(lr=1.3e-6),
            "distill": dict(lr=1e-5, cael_every=None)}
-    if variant not in per: raise ValueError(f"Unknown variant {variant!r}; choose one of {VARIANTS}")
+    if not isinstance(variant, str) or variant not in per:
+        raise ValueError(f"Unknown variant {variant!r}; choose one of {VARIANTS}")
     if variant == "jtcse" and "cael_every" not in overrides:
         per["jtcse"]["cael_every"] = _official_k(n_layers, cael_reading)
     return JTCSEConfig(variant=variant, **(base | per[variant] | overrides))

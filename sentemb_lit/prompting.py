@@ -59,7 +59,8 @@ def _device(device, model) -> torch.device:
 def _check_ids(ids, prefix_ids) -> None:
     "Two sequences of token ids (ints), the first one non-empty."
     for name, v in (("ids", ids), ("prefix_ids", prefix_ids)):
-        if isinstance(v, (str, bytes)) or not all(isinstance(i, (int, np.integer)) for i in v):
+        if isinstance(v, (str, bytes)) or not (hasattr(v, "__len__") and hasattr(v, "__iter__")) \
+                or not all(isinstance(i, (int, np.integer)) for i in v):
             raise TypeError(f"{name} must be a sequence of token ids (ints), got {v!r:.80}")
     if len(ids) == 0:
         raise ValueError("ids is empty: a prompt needs at least one token")

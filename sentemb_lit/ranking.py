@@ -342,6 +342,9 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
 # %% ../nbs/21_ranking_posttraining.ipynb #c025
 def collapse_repeats(chain: Sequence[str]) -> list[str]:
     "The chain without repeated sentences (first occurrence kept, order preserved)."
+    if isinstance(chain, (str, bytes)) or not (hasattr(chain, "__len__") and hasattr(chain, "__iter__")) \
+            or not all(isinstance(s, str) for s in chain):
+        raise TypeError(f"chain must be a list of sentences (str), got {type(chain).__name__}: {chain!r:.80}")
     return list(dict.fromkeys(chain))
 
 
@@ -387,6 +390,7 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
     another config is refused, naming the differing keys. The cache carries its content hash (`io.write_json_verified`):
     an edited one is refused (`IntegrityError`), as is one without a hash until `io.seal_json`ed."""
     _check_path(run_dir, "run_dir")
+    _check_chains(chains)                                         # a list of >= 2-sentence chains, before any file
     config, cache = run_config(chains, **kw), Path(run_dir) / "result.json"
     if cache.exists():
         res = read_json_verified(cache)                           # an edited or unhashed cache is refused

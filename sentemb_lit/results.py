@@ -37,7 +37,8 @@ def _check_out_dir(out_dir, name: str = "out_dir") -> Path:
 # %% ../nbs/03c_results.ipynb #c020a
 def resolve_out_dir(out_dir) -> Path:
     "The experiment's output folder; a fresh temporary one when None or '' (so tests never write into the repository)."
-    path = _check_out_dir(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="sentemb_lit-"))
+    fresh = out_dir is None or (isinstance(out_dir, str) and out_dir == "")
+    path = Path(tempfile.mkdtemp(prefix="sentemb_lit-")) if fresh else _check_out_dir(out_dir)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

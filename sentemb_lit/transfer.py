@@ -4,7 +4,8 @@
 
 # %% ../nbs/07_transfer.ipynb #t002
 from __future__ import annotations
-import gzip, json, os
+import gzip, json, numbers, os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -216,7 +217,7 @@ def mteb_classify(X, y, X_test, y_test, samples_per_label: int, n_experiments: i
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
     X, y = _check_xy(X, y, "mteb_classify (train)")
-    X_test, y_test = _check_xy(X_test, y_test, "mteb_classify (test)")
+    X_test, y_test = _check_xy(X_test, y_test, "mteb_classify (test)", ("X_test", "y_test"))
     acc, f1, items = [], [], []
     for rows in mteb_undersample(y, samples_per_label, n_experiments, seed):
         pred = LogisticRegression(max_iter=100).fit(X[rows], y[rows]).predict(X_test)
@@ -309,10 +310,20 @@ def reranking_run(data: RerankingData, encoder, batch_size: int = 128) -> tuple[
     return run, qrels
 
 # %% ../nbs/07_transfer.ipynb #t054
+def _check_run(run, qrels) -> None:
+    "run: query -> {doc: score} (numbers), non-empty; qrels: query -> {doc: relevance} (numbers) for every run query."
+    for name, m in (("run", run), ("qrels", qrels)):
+        check_type(m, name, Mapping, f"a dict query id -> {{doc id: {'score' if name == 'run' else 'relevance'}}}")
+        for q, docs in m.items():
+            check_type(docs, f"{name}[{q!r}]", Mapping, "a dict doc id -> number")
+            bad = [d for d, v in docs.items() if isinstance(v, bool) or not isinstance(v, numbers.Real)]
+            if bad: raise TypeError(f"{name}[{q!r}][{bad[0]!r}] must be a number, got {docs[bad[0]]!r:.80}")
+    if not run or set(run) - set(qrels): raise ValueError("run must be non-empty and every run query must have qrels")
+
 def rerank_metrics(run: dict, qrels: dict, k: int = 10) -> dict:
     "MAP and MRR@k ×100 as mteb 2.26 / pytrec_eval compute them, plus per-query 'ap' and 'rr' arrays in [0, 1]."
     check_positive_int(k, "k")
-    if not run or set(run) - set(qrels): raise ValueError("run must be non-empty and every run query must have qrels")
+    _check_run(run, qrels)
     ap, rr = [], []
     for qid, scores in run.items():
         ranked = sorted(scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)     # score, then id, descending
