@@ -10,7 +10,7 @@ each outcome is classified:
 CI runs a fixed, derandomized example budget (`SENTEMB_FUZZ_EXAMPLES`, default 12 per name), so every run draws the
 same inputs; `make fuzz` runs 200 per name. Each name runs in its own test, in a temporary working directory.
 """
-import importlib, inspect, math, os, pkgutil, re, traceback
+import importlib, inspect, math, os, pkgutil, re, tempfile, traceback
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +151,7 @@ PUBLIC = _public()
 @pytest.mark.parametrize("module,name,obj", PUBLIC, ids=[f"{m}.{n}" for m, n, _ in PUBLIC])
 def test_bad_inputs_are_named(module, name, obj, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))         # temporary folders a call makes stay in tmp_path
     monkeypatch.setenv("SENTEMB_FUZZ_DIR", str(tmp_path))
     monkeypatch.setenv("SENTEMB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("SENTEMB_DATA", str(tmp_path / "data"))          # no data: loaders must say so
