@@ -48,6 +48,10 @@ def test_ledger_entry_verifies_with_its_pairs(path):
             for t in rec["pairs_tasks"]:
                 gold, pred = z[f"{t}.gold"], z[f"{t}.pred"]
                 assert gold.shape == pred.shape and np.isfinite(pred).all(), f"{pairs}: task {t}"
+    if "predictions" in rec:                                  # Table I's scores: a file in the ledger's predictions/
+        pred = path.parents[2] / "predictions" / rec["predictions"]
+        assert pred in TRACKED, f"{path}: its per-pair predictions {pred.name} are not committed"
+        assert file_digest(pred) == rec["sha256"], f"{pred}: SHA-256 differs from its record"
 
 
 @pytest.mark.parametrize("path", RUN_RESULTS, ids=lambda p: p.relative_to(ROOT).as_posix())
