@@ -23,7 +23,8 @@ __all__ = ['PAPERS', 'KERNEL_ARGS', 'COMMANDS', 'INPUT_ERRORS', 'project_root', 
 PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"),
           "ranking_sentences": ("23_ranking_reproduction.ipynb",),
           "pretcot_ke": ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb",
-                         "33_pretcot_memory.ipynb")}
+                         "33_pretcot_memory.ipynb"),
+          "leaderboard": ("95_leaderboard.ipynb",)}      # last: it reads the other papers' committed predictions
 
 def _is_project(d: Path) -> bool:
     "Whether `d` has nbs/ and a settings.ini declaring lib_name = sentemb_lit."
