@@ -24,7 +24,7 @@ PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction
           "ranking_sentences": ("23_ranking_reproduction.ipynb",),
           "pretcot_ke": ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb",
                          "33_pretcot_memory.ipynb"),
-          "leaderboard": ("95_leaderboard.ipynb",)}      # last: it reads the other papers' committed predictions
+          "leaderboard": ("96_leaderboard.ipynb",)}      # last: it reads the other papers' committed predictions
 
 def _is_project(d: Path) -> bool:
     "Whether `d` has nbs/ and a settings.ini declaring lib_name = sentemb_lit."

@@ -1,4 +1,4 @@
-"""The leaderboard (issue 27): `nbs/95_leaderboard.ipynb` at smoke builds leaderboard.json and a results file the
+"""The leaderboard (issue 27): `nbs/96_leaderboard.ipynb` at smoke builds leaderboard.json and a results file the
 standard report builder turns into REPORT.md, from the committed predictions of papers/baselines alone; a hand-edited
 predictions file stops it with the file's name."""
 import json, shutil
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NB = ROOT / "nbs" / "95_leaderboard.ipynb"
+NB = ROOT / "nbs" / "96_leaderboard.ipynb"
 TASKS = ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"]
 
 
@@ -24,7 +24,7 @@ def test_smoke_builds_the_table_and_its_report(tmp_path):
     from sentemb_lit.intervals import VERDICTS
     from sentemb_lit.io import read_json_verified
     from sentemb_lit.report import write_reports
-    assert PAPERS["leaderboard"] == ("95_leaderboard.ipynb",) and list(PAPERS)[-1] == "leaderboard"
+    assert PAPERS["leaderboard"] == ("96_leaderboard.ipynb",) and list(PAPERS)[-1] == "leaderboard"
     assert read_claims(ROOT / "papers" / "leaderboard") == {}                # claims.csv: the header only
     run(tmp_path)
     rows = json.loads((tmp_path / "leaderboard.json").read_text())
@@ -43,7 +43,7 @@ def test_smoke_builds_the_table_and_its_report(tmp_path):
         if v: assert v["lo"] <= v["diff"] <= v["hi"] and v["verdict"] in VERDICTS
     cls = next(r for r in rows if r["encoder"] == "minilm-l6 CLS")
     assert cls["vs_reference"]["verdict"] == "does not hold"                   # CLS below mean pooling
-    res = read_json_verified(tmp_path / "95_leaderboard.results.json")
+    res = read_json_verified(tmp_path / "96_leaderboard.results.json")
     assert res["meta"]["main_figure"] == "leaderboard.png" and (tmp_path / "leaderboard.png").is_file()
     assert len(res["findings"]) == 3
     status = [{"notebook": NB.name, "status": "ok", "seconds": 1.0, "error": ""}]
