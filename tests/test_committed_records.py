@@ -26,9 +26,10 @@ def _tracked(*patterns: str) -> list[Path]:
     return sorted(p for pat in patterns for p in ROOT.glob(pat))
 
 
-TRACKED = set(_tracked("papers"))
-RESULTS = [p for p in TRACKED if p.name == "result.json" and "/store/" in p.as_posix()]
-RUN_RESULTS = [p for p in TRACKED if p.name.endswith(".results.json") and "/archive/" not in p.as_posix()]
+FILES = _tracked("papers")                 # sorted: parametrize ids in one order in every xdist worker (not a set's)
+TRACKED = set(FILES)                       # membership only
+RESULTS = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix()]
+RUN_RESULTS = [p for p in FILES if p.name.endswith(".results.json") and "/archive/" not in p.as_posix()]
 
 
 def test_there_are_records_to_check():
@@ -59,7 +60,7 @@ def test_run_results_verify(path):
     read_json_verified(path)
 
 
-@pytest.mark.parametrize("run_dir", sorted({p.parent.parent for p in TRACKED if p.name == "MANIFEST.json"
+@pytest.mark.parametrize("run_dir", sorted({p.parent.parent for p in FILES if p.name == "MANIFEST.json"
                                             and p.parent.name == "predictions"}),
                          ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_predictions_manifest_verifies_and_is_committed(run_dir):
