@@ -321,7 +321,7 @@ def bench_imports(modules: Sequence[str] = IMPORT_ROWS, repeats: int = 3) -> dic
 def bench_meta() -> dict:
     "Where and on what a benchmark ran: machine, torch threads, date, the library's code hash."
     import datetime, os, platform
-    from sentemb_lit.io import code_hash
+    from sentemb_lit.code_keys import code_hash
     return {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
             "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -316,7 +316,7 @@ def _top_level(module: str) -> dict:
                 out.update({n.id: node for n in ast.walk(t) if isinstance(n, ast.Name)})
     return out
 
-from .io import _node_code   # one definition's syntax tree without docstrings (the one io hashes)
+from .code_keys import _node_code   # one definition's syntax tree without docstrings (as keys hash it)
 
 # %% ../nbs/22_chains.ipynb #h2c10
 _CHAIN_ROOTS = ("_decode_group",)

@@ -77,7 +77,7 @@ def read_checkpoint(path) -> dict:
         return _decode(tree, tensors, path)
     except Exception as e:
         what = "no sentemb_lit metadata" if isinstance(e, KeyError) else f"{type(e).__name__}: {str(e)[:300]}"
-        raise ValueError(f"cannot read the checkpoint {path} ({what}); delete it to start over") from None
+        raise ValueError(f"path: cannot read the checkpoint {str(path)!r} ({what}); delete it to start over") from None
 
 # %% ../nbs/03a_checkpoint.ipynb #c037
 def _plain(o):

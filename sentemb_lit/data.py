@@ -63,6 +63,11 @@ class STSData:
     scores: np.ndarray
     subsets: list[str] | None = None
     def __post_init__(self):
+        if not (isinstance(self.sentences1, (list, tuple)) and isinstance(self.sentences2, (list, tuple))):
+            raise TypeError(f"STSData: sentences1 and sentences2 must be lists of sentences, got "
+                            f"{type(self.sentences1).__name__} and {type(self.sentences2).__name__}")
+        if isinstance(self.scores, (str, bytes, bool)) or not hasattr(self.scores, "__len__"):
+            raise TypeError(f"STSData: scores must be a 1-D sequence of numbers, got {type(self.scores).__name__}")
         self.scores = np.asarray(self.scores, dtype=np.float64)
         n = len(self.scores)
         if self.scores.ndim != 1 or len(self.sentences1) != n or len(self.sentences2) != n:

@@ -196,27 +196,72 @@ def _new_cache(model, rows: int, capacity: int):
     Layer = _preallocated_layer()
     return Cache(layers=[Layer(rows, capacity) for _ in types])
 
+# %% ../nbs/20_contrastive_decoding.ipynb #c008k
+_PLAIN_HEADS = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+
+def _split_head(model):
+    "(body, W, b) of a model whose logits are exactly `lm_head(body(...).last_hidden_state)`; None for any other."
+    body, head = getattr(model, "model", None), getattr(model, "lm_head", None)
+    if type(model).__name__ not in _PLAIN_HEADS or not isinstance(body, torch.nn.Module) \
+            or not isinstance(head, torch.nn.Linear): return None
+    return body, head.weight, head.bias
+
+def _head(h: torch.Tensor, W: torch.Tensor, b) -> torch.Tensor:
+    "h Wᵀ + b for rows h [n, H]; on a CPU 2 to 8 rows go as (W hᵀ)ᵀ, which MKL runs 2–4× faster there (measured)."
+    if h.device.type == "cpu" and 2 <= h.shape[0] <= 8:
+        y = torch.mm(W, h.t()).t()                                        # [n, V]
+        return y if b is None else y + b
+    return torch.nn.functional.linear(h, W, b)
+
+def _next_logits(model, split, **kw) -> torch.Tensor:
+    "Logits [rows, V] at each row's last position of one forward (`kw`: the model's inputs and cache)."
+    if split is None: return model(**kw, logits_to_keep=1).logits[:, -1]
+    body, W, b = split
+    return _head(body(**kw).last_hidden_state[:, -1], W, b)
+
 # %% ../nbs/20_contrastive_decoding.ipynb #c008e
 MIN_SHARED_PREFIX = 8          # below this the extra forward call costs more than it saves
 
+def _run_prefix(model, prefix: list[int], start: int, cache, device):
+    "Append `prefix[start:]` to a one-row `cache` that holds `prefix[:start]` (no logits are computed)."
+    x = torch.tensor([prefix[start:]], dtype=torch.long, device=device)
+    kw = dict(input_ids=x, attention_mask=torch.ones((1, len(prefix)), dtype=torch.long, device=device),
+              position_ids=torch.arange(start, len(prefix), device=device)[None], past_key_values=cache, use_cache=True)
+    split = _split_head(model)
+    if split is None: model(**kw, logits_to_keep=1)
+    else: split[0](**kw)
+
 @torch.inference_mode()
-def _prefill_prefix(model, prefix: list[int], rows: int, device, capacity: int):
-    "A KV cache holding `prefix` once, repeated for `rows` rows."
+def _call_prefix(model, rows: list[list[int]], device):
+    """(ids, per-layer (keys, values)) of the prefix all `rows` of a call share, run once for all its batches; None when
+    it is shorter than MIN_SHARED_PREFIX or the model keeps transformers' own cache (sliding windows)."""
+    P = common_prefix_len(rows)
+    if P < MIN_SHARED_PREFIX: return None
+    cache = _new_cache(model, 1, P)
+    if not isinstance(cache.layers[0], _preallocated_layer()): return None
+    _run_prefix(model, rows[0][:P], 0, cache, device)
+    return rows[0][:P], [(lay.keys, lay.values) for lay in cache.layers]
+
+@torch.inference_mode()
+def _prefill_prefix(model, prefix: list[int], rows: int, device, capacity: int, base=None):
+    "A KV cache holding `prefix` once, repeated for `rows` rows; the part `base` (the call's prefix) holds is copied."
     cache = _new_cache(model, rows, capacity)
-    x = torch.tensor([prefix], dtype=torch.long, device=device)
-    model(input_ids=x, attention_mask=torch.ones_like(x), position_ids=torch.arange(len(prefix), device=device)[None],
-          past_key_values=cache, use_cache=True, logits_to_keep=1)
+    start = 0
+    if base is not None and isinstance(cache.layers[0], _preallocated_layer()):
+        start = len(base[0])                     # base[0] == prefix[:start]: the call's prefix starts every row
+        for lay, (k, v) in zip(cache.layers, base[1]): lay.update(k, v)
+    if start < len(prefix): _run_prefix(model, prefix, start, cache, device)
     cache.batch_repeat_interleave(rows)
     return cache
 
-def _prompt_batch(model, rows: list[list[int]], P: int, pad_id: int, device, max_new_tokens: int):
+def _prompt_batch(model, rows: list[list[int]], P: int, pad_id: int, device, max_new_tokens: int, base=None):
     "(ids, mask, position_ids, cache) of the prompts' first forward: [prefix][pad][suffix], the prefix pre-filled."
     ids, mask = _left_pad([r[P:] for r in rows], pad_id)
     ids, mask = ids.to(device), mask.to(device)
     pos = (mask.cumsum(-1) - 1).clamp(min=0) + P
     capacity = P + ids.shape[1] + max_new_tokens
     if P:
-        cache = _prefill_prefix(model, rows[0][:P], len(rows), device, capacity)
+        cache = _prefill_prefix(model, rows[0][:P], len(rows), device, capacity, base)
         mask = torch.cat([torch.ones((len(rows), P), dtype=mask.dtype, device=device), mask], dim=1)
     else:
         cache = _new_cache(model, len(rows), capacity)
@@ -254,14 +299,15 @@ def _step_mask(model, cache, mask: torch.Tensor, max_new_tokens: int):
 
 @torch.inference_mode()
 def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos: set, pad_id: int,
-                  newline_ids=None, blank_ids=None, share_prefix: bool = True) -> list[dict]:
+                  newline_ids=None, blank_ids=None, share_prefix: bool = True, base=None) -> list[dict]:
     "Greedy Eq. 4 decoding of one batch of chains; per row: generated ids (no EOS) and why it stopped."
     B, guided = len(cond_ids), lam != 0
     rows = list(cond_ids) + (list(neg_ids) if guided else [])
     device = next(model.parameters()).device
     P = common_prefix_len(rows) if share_prefix else 0
     if P < MIN_SHARED_PREFIX: P = 0
-    ids, mask, pos, cache = _prompt_batch(model, rows, P, pad_id, device, max_new_tokens)
+    ids, mask, pos, cache = _prompt_batch(model, rows, P, pad_id, device, max_new_tokens, base)
+    split = _split_head(model)
     mbuf = _step_mask(model, cache, mask, max_new_tokens)
     padded = [len(r) - P < ids.shape[1] for r in rows]         # rows with padding (known on the host)
     L = mask.shape[1]
@@ -269,9 +315,9 @@ def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos
     out = [dict(ids=[], stop="length") for _ in range(B)]
     started = [False] * B
     for t in range(max_new_tokens):
-        o = model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True,
-                  logits_to_keep=1)
-        logp = torch.log_softmax(o.logits[:, -1].float(), dim=-1)
+        logits = _next_logits(model, split, input_ids=ids, attention_mask=mask, position_ids=pos,
+                              past_key_values=cache, use_cache=True)
+        logp = torch.log_softmax(logits.float(), dim=-1)
         n = len(alive)
         nxt = _eq4(logp[:n], logp[n:] if guided else None, lam).argmax(-1).tolist()
         keep = _take_tokens(nxt, alive, out, started, eos, newline_ids, blank_ids)
@@ -331,7 +377,8 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
     """Greedy decoding with Eq. 4 (γ = 1+λ) for many chains at once: row i continues `cond_prompts[i]` with the negative
     stream `neg_prompts[i]`. Prompts are plain strings, tokenized as `tokenizer(prompt)` does by default (apply a chat
     template before). Returns the generated texts (special tokens skipped), or with `return_details` dicts with
-    `text`, `ids`, `stop` ∈ {eos, length, newline}. `share_prefix` computes the prompts' common token prefix once."""
+    `text`, `ids`, `stop` ∈ {eos, length, newline}. `share_prefix` computes the prompts' common token prefix once
+    per call."""
     if not callable(model): raise TypeError(f"model must be a causal language model, got {type(model).__name__}")
     _check_tokenizer(tokenizer, "decode", "pad_token_id")
     cond_prompts, neg_prompts, lam = _check_decoding_args(cond_prompts, neg_prompts, lam, max_new_tokens, batch_size)
@@ -342,12 +389,16 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
     neg_ids = [tokenizer(p)["input_ids"] for p in neg_prompts] if lam != 0 else cond_ids
     _check_room(model, cond_ids, neg_ids, max_new_tokens)
     order = sorted(range(len(cond_ids)), key=lambda i: -(max(len(cond_ids[i]), len(neg_ids[i]))))
+    share_prefix = bool(share_prefix)
+    base = None                                  # the prefix of all prompts, run once when there are several batches
+    if share_prefix and len(order) > batch_size:
+        base = _call_prefix(model, cond_ids + (neg_ids if lam != 0 else []), next(model.parameters()).device)
     res = [None] * len(cond_ids)
     bar = tqdm(total=len(cond_ids), desc="generate", disable=not show_progress, leave=False)
     for s in range(0, len(order), batch_size):
         idx = order[s:s + batch_size]
         outs = _decode_batch(model, [cond_ids[i] for i in idx], [neg_ids[i] for i in idx], lam, max_new_tokens, eos,
-                             pad_id, newline_ids, blank_ids, share_prefix=bool(share_prefix))
+                             pad_id, newline_ids, blank_ids, share_prefix=share_prefix, base=base)
         for i, o in zip(idx, outs):
             text = tokenizer.decode(o["ids"], skip_special_tokens=True)
             o["text"] = _cut_newline(text) if stop_at_newline else text

@@ -25,9 +25,15 @@ def cosine_scores(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # %% ../nbs/02_evaluation.ipynb #c2ccc578
 def _check_embedding_pair(a, b) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(a, (str, bytes)) or hasattr(a, "__fspath__") or isinstance(a, (list, tuple)) and any(
+            isinstance(v, (str, bytes)) for v in a):
+        raise TypeError(f"cosine_scores: a must be numbers (an array), got {type(a).__name__}")
+    if isinstance(b, (str, bytes)) or hasattr(b, "__fspath__") or isinstance(b, (list, tuple)) and any(
+            isinstance(v, (str, bytes)) for v in b):
+        raise TypeError(f"cosine_scores: b must be numbers (an array), got {type(b).__name__}")
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 2:
-        raise ValueError(f"cosine_scores needs two [N, d] arrays of one shape, got {a.shape} and {b.shape}")
+        raise ValueError(f"cosine_scores: a and b must be two [N, d] arrays of one shape, got {a.shape} and {b.shape}")
     if not (np.isfinite(a).all() and np.isfinite(b).all()): raise ValueError("embeddings contain NaN or inf")
     zero = np.flatnonzero((np.linalg.norm(a, axis=1) == 0) | (np.linalg.norm(b, axis=1) == 0))
     if len(zero): raise ValueError(f"{len(zero)} zero embedding(s) (first at pair {zero[0]}): cosine is undefined")
@@ -47,10 +53,16 @@ def _check_varies(x: np.ndarray, what: str):
                          " — an encoder that maps every sentence to one direction, or too few pairs")
 
 def _check_scores(pred, gold, what: str) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(pred, (str, bytes)) or hasattr(pred, "__fspath__") or isinstance(pred, (list, tuple)) and any(
+            isinstance(v, (str, bytes)) for v in pred):
+        raise TypeError(f"{what}: pred must be numbers (an array), got {type(pred).__name__}")
+    if isinstance(gold, (str, bytes)) or hasattr(gold, "__fspath__") or isinstance(gold, (list, tuple)) and any(
+            isinstance(v, (str, bytes)) for v in gold):
+        raise TypeError(f"{what}: gold must be numbers (an array), got {type(gold).__name__}")
     pred, gold = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
     if pred.shape != gold.shape or pred.ndim != 1:
         raise ValueError(f"{what}: pred and gold must be 1-D of one length, got {pred.shape}, {gold.shape}")
-    if len(pred) < 2: raise ValueError(f"{what}: a correlation needs at least 2 pairs, got {len(pred)}")
+    if len(pred) < 2: raise ValueError(f"{what}: pred and gold need at least 2 pairs for a correlation, got {len(pred)}")
     if not (np.isfinite(pred).all() and np.isfinite(gold).all()):
         raise ValueError(f"{what}: scores contain NaN or inf")
     _check_varies(pred, f"{what}: the predicted similarities")
@@ -84,11 +96,11 @@ def task_scores(data: STSData, pred: np.ndarray) -> dict:
 def as_encode(encoder) -> Callable:
     "A function list[str] -> [N, d] array from a callable or an object with `.encode` (MTEB / sentence-transformers)."
     if isinstance(encoder, (str, bytes)):
-        raise TypeError(f"encode must be callable or have .encode(list[str]); got a str {encoder!r} — "
+        raise TypeError(f"encoder must be callable or have .encode(list[str]); got a str {encoder!r} — "
                         "load a model first")
     if hasattr(encoder, "encode") and callable(encoder.encode): return lambda s: encoder.encode(s)
     if callable(encoder): return encoder
-    raise TypeError(f"encode must be callable or have .encode(list[str]); got a {type(encoder).__name__}")
+    raise TypeError(f"encoder must be callable or have .encode(list[str]); got a {type(encoder).__name__}")
 
 # %% ../nbs/02_evaluation.ipynb #c010a
 def _embed_unique(encode: Callable, sentences: list[str]) -> dict[str, np.ndarray]:

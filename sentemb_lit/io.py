@@ -15,8 +15,7 @@ from .checks import CorruptFileError, check_file, check_named_path, check_number
 # %% auto #0
 __all__ = ['HASH_FIELD', 'remove_stale_tmp', 'atomic_write_text', 'atomic_write_json', 'atomic_torch_save', 'atomic_write_dir',
            'read_jsonl', 'repair_jsonl_tail', 'append_jsonl', 'LockedError', 'exclusive', 'IntegrityError',
-           'write_json_verified', 'read_json_verified', 'seal_json', 'file_digest', 'fingerprint', 'code_hash',
-           'reached_code', 'cache_key', 'KeyedStore']
+           'write_json_verified', 'read_json_verified', 'seal_json', 'file_digest', 'fingerprint', 'KeyedStore']
 
 # %% ../nbs/05_io.ipynb #c005
 def _json_default(o):
@@ -87,6 +86,7 @@ def atomic_torch_save(obj, path) -> Path:
 # %% ../nbs/05_io.ipynb #c011
 def atomic_write_dir(target, fill: Callable[[Path], None]) -> Path:
     "Fill a folder through a temporary sibling, then swap it into place: a reader never sees half a folder."
+    if not callable(fill): raise TypeError(f"fill must be a callable(Path) that fills the folder, got {type(fill).__name__}")
     target = check_path(target, "target")
     check_named_path(target, "target")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -119,7 +119,7 @@ def _parse_line(path: Path, i: int, line: str):
 
 def _read_text(path: Path) -> str:
     if path.is_dir(): raise IsADirectoryError(f"{path} is a directory, expected a file")
-    if not path.exists(): raise FileNotFoundError(f"{path} does not exist")
+    if not path.exists(): raise FileNotFoundError(f"path {str(path)!r} does not exist")
     try: return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise CorruptFileError(f"{path}: byte {e.start} is not UTF-8 ({e.reason}); the file is corrupt") from None
@@ -289,7 +289,7 @@ def file_digest(path) -> str:
     if path.is_dir():
         parts = [(p.relative_to(path).as_posix(), file_digest(p)) for p in sorted(path.rglob("*")) if p.is_file()]
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
-    if not path.is_file(): raise FileNotFoundError(f"cannot fingerprint {path}: no such file or folder")
+    if not path.is_file(): raise FileNotFoundError(f"path: cannot fingerprint {str(path)!r}: no such file or folder")
     st = path.stat()
     memo = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if memo not in _FILE_MEMO:
@@ -321,164 +321,6 @@ def _canon(o):
 def fingerprint(*objs) -> str:
     "SHA-256 of the canonical form of `objs` (dict key order does not matter; every value does)."
     return hashlib.sha256(json.dumps(_canon(list(objs)), sort_keys=True).encode()).hexdigest()
-
-# %% ../nbs/05_io.ipynb #c030
-def _module_file(module) -> Path:
-    if isinstance(module, Path): return module
-    name = module if "." in module else f"sentemb_lit.{module}"
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.origin: raise ValueError(f"code_hash: no module {name!r}")
-    return Path(spec.origin)
-
-def _code_text(path: Path) -> str:
-    "The module's syntax tree without docstrings (comments and layout never reach it); its bytes if it does not parse."
-    src = path.read_bytes()
-    try: tree = ast.parse(src)
-    except SyntaxError: return src.hex()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, include_attributes=False)
-
-def code_hash(*modules) -> str:
-    """SHA-256 of the code of the named modules (`'losses'` = `sentemb_lit.losses`); none named = the whole package;
-    entry points (`'jtcse.run_stage'`) = only the code they reach (`reached_code`, below)."""
-    roots = [m.removeprefix("sentemb_lit.") for m in modules if isinstance(m, str)]
-    if roots and any("." in r for r in roots):
-        if len(roots) < len(modules) or not all("." in r for r in roots):
-            raise ValueError(f"code_hash: give modules or entry points ('module.name'), not both: {modules!r}")
-        return fingerprint({"reached": reached_code(*roots)})
-    if not modules:
-        pkg = Path(importlib.util.find_spec("sentemb_lit").origin).parent
-        modules = tuple(p for p in sorted(pkg.glob("*.py")) if p.name != "_modidx.py")
-    return fingerprint({_module_file(m).name: _code_text(_module_file(m)) for m in modules})
-
-
-# %% ../nbs/05_io.ipynb #c031s
-def _package_dir(package=None) -> Path:
-    if package is not None: return check_path(package, "package")
-    return Path(importlib.util.find_spec("sentemb_lit").origin).parent
-
-def _import_target(node, pkg_name: str):
-    "The package module an ImportFrom reads from ('' for `from . import x`), or None for a foreign one."
-    if node.level == 1: return node.module or ""
-    if node.level == 0 and node.module and node.module.split(".")[0] == pkg_name:
-        return node.module.partition(".")[2]
-    return None
-
-def _module_index(path: Path, pkg_name: str) -> tuple[dict, dict]:
-    "(name -> the top-level nodes that make it, alias -> (module, name or None for a module)) of one package module."
-    src = path.read_bytes()
-    return _parsed_index(str(path), pkg_name, src, hashlib.blake2b(src).hexdigest())
-
-def _patched_class(node) -> str | None:
-    "The class a fastcore `@patch` function extends (its first argument's annotation), else None."
-    if not any(getattr(d.func if isinstance(d, ast.Call) else d, "id", None) == "patch" for d in node.decorator_list):
-        return None
-    args = node.args.posonlyargs + node.args.args
-    ann = args[0].annotation if args else None
-    return ann.id if isinstance(ann, ast.Name) else None
-
-def _extended_name(target) -> str | None:
-    "The defined name an assignment target extends (`Cls.attr = …`, `TABLE[k] = …` -> 'Cls' / 'TABLE'), else None."
-    while isinstance(target, (ast.Attribute, ast.Subscript)): target = target.value
-    return target.id if isinstance(target, ast.Name) else None
-
-@functools.lru_cache(maxsize=256)
-def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str) -> tuple[dict, dict]:
-    """The parse behind `_module_index`, memoised on the file's bytes (an edited file is parsed again). A name maps to
-    the tuple of nodes that make it: its definition, then every later statement that extends it (a `@patch`ed method,
-    an assignment `Cls.attr = …`), so reaching a class reaches the methods attached to it after its body."""
-    tree, defs, imports = ast.parse(src, filename=path), {}, {}
-    def add(name, node):
-        if not any(n is node for n in defs[name]): defs[name] += (node,)
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defs[node.name] = (node,)
-            if not isinstance(node, ast.ClassDef) and (cls := _patched_class(node)) in defs: add(cls, node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(t, (ast.Attribute, ast.Subscript)):
-                    if (base := _extended_name(t)) in defs: add(base, node)     # a name of this module
-                    continue
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name) and n.id != "__all__": defs[n.id] = (node,)
-    for node in ast.walk(tree):                                # imports inside functions count too
-        if isinstance(node, ast.ImportFrom) and (mod := _import_target(node, pkg_name)) is not None:
-            for a in node.names:
-                imports[a.asname or a.name] = (a.name, None) if mod == "" else (mod, a.name)
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.split(".")[0] == pkg_name and "." in a.name and a.asname:
-                    imports[a.asname] = (a.name.partition(".")[2], None)
-    return defs, imports
-
-# %% ../nbs/05_io.ipynb #c031t
-def reached_code(*roots: str, package=None) -> dict:
-    """name -> syntax tree (no docstrings) of every top-level definition of the package that the entry points
-    `roots` ('module.name') reach by name, import or module attribute, transitively; a name defined in two reached
-    modules holds both trees. The package defaults to sentemb_lit."""
-    pkg = _package_dir(package)
-    if not roots or not all(isinstance(r, str) and "." in r for r in roots):
-        raise ValueError(f"roots must be 'module.name' strings, got {roots!r}")
-    stamps = tuple((str(p.relative_to(pkg)), hashlib.blake2b(p.read_bytes()).hexdigest())
-                   for p in sorted(pkg.rglob("*.py")))
-    return copy.deepcopy(_reached(tuple(roots), str(pkg), stamps))
-
-@functools.lru_cache(maxsize=64)
-def _reached(roots: tuple, package: str, stamps: tuple) -> dict:
-    "The walk behind `reached_code`, memoised on the roots and the bytes of every package file."
-    pkg, index = Path(package), {}
-    def module(m):
-        if m not in index:
-            path = pkg / f"{m.replace('.', '/')}.py"
-            if not path.is_file(): raise ValueError(f"reached_code: no module {m!r} in {pkg.name}")
-            index[m] = _module_index(path, pkg.name)
-        return index[m]
-    def resolve(m, name, hops=0):
-        defs, imports = module(m)
-        if name in defs: return m, name
-        if name in imports and imports[name][1] is not None and hops < 8: return resolve(*imports[name], hops + 1)
-        return None
-    todo, seen, out = [tuple(r.removeprefix(f"{pkg.name}.").rsplit(".", 1)) for r in roots], set(), {}
-    for m, name in todo:
-        if resolve(m, name) is None: raise ValueError(f"reached_code: {m}.{name} is not defined in {pkg.name}")
-    while todo:
-        got = resolve(*todo.pop())
-        if got is None or got in seen: continue
-        seen.add(got)
-        m, name = got
-        defs, imports = module(m)
-        for node in defs[name]:                                  # the definition and what extends it
-            out.setdefault(name, []).append(_node_code(node))
-            for n in ast.walk(node):
-                if isinstance(n, ast.Name): todo.append((m, n.id))
-                elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
-                        and imports.get(n.value.id, (None, 0))[1] is None and n.value.id in imports:
-                    todo.append((imports[n.value.id][0], n.attr))
-    return {k: sorted(v) for k, v in sorted(out.items())}
-
-def _node_code(node) -> str:
-    "The syntax tree of one definition without its docstrings."
-    node = copy.deepcopy(node)
-    for n in ast.walk(node):
-        body = getattr(n, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            n.body = body[1:] or [ast.Pass()]
-    return ast.dump(node, include_attributes=False)
-
-# %% ../nbs/05_io.ipynb #c033
-def cache_key(config, seed=None, data=(), code=()) -> dict:
-    "The key of a cached result: hashes of its config, seed, data and code (`code=()` = the whole package)."
-    parts = {"config": fingerprint(config), "seed": seed if seed is None else int(seed),
-             "data": fingerprint(*data) if isinstance(data, (list, tuple)) else fingerprint(data),
-             "code": code_hash(*code) if isinstance(code, (list, tuple)) else code_hash(code)}
-    try: readable = json.loads(json.dumps(config, default=_json_default))
-    except (TypeError, ValueError): readable = repr(config)[:2000]
-    return {"key": fingerprint(parts), "parts": parts, "config": readable}
 
 # %% ../nbs/05_io.ipynb #c034
 class KeyedStore:
@@ -562,3 +404,9 @@ def _rekey(self: KeyedStore, name: str, old_key, new_key: dict, how: str) -> Pat
 
 KeyedStore.rekey = _rekey
 
+
+# %% ../nbs/05_io.ipynb #mv06io
+from .moved import keep_old_paths
+
+# %% ../nbs/05_io.ipynb #mv06ib
+keep_old_paths(__name__, {"code_hash": "code_keys", "reached_code": "code_keys", "cache_key": "code_keys"})

@@ -23,6 +23,8 @@ __all__ = ['TRAIN_CODE', 'EVAL_CODE', 'STAGE_TOLERANCE', 'PAIRS_FILE', 'batch_se
 # %% ../nbs/12_jtcse.ipynb #c020
 def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed: int = 0) -> list[str]:
     "The `batch_size` sentences of step `step` (≥ 1) in a per-epoch shuffled order determined by `data_seed`."
+    if not (hasattr(corpus, "__len__") and hasattr(corpus, "__getitem__")):
+        raise TypeError(f"corpus must be a sequence of sentences, got {type(corpus).__name__}")
     n = len(corpus)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
@@ -36,6 +38,8 @@ def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed
 # %% ../nbs/12_jtcse.ipynb #c020b
 def make_batch_at(corpus: Sequence[str], tokenizer, config: JTCSEConfig) -> Callable[[int], dict]:
     "batch_at(step) for `fit`: a 2B-row batch for the contrastive variants, a plain B-row batch for `distill`."
+    if isinstance(corpus, (str, bytes)) or not hasattr(corpus, "__iter__"):
+        raise TypeError(f"corpus must be a list of sentences, got {type(corpus).__name__}")
     corpus = check_sentences(list(corpus), "corpus")
     if not isinstance(config, JTCSEConfig):
         raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
@@ -67,6 +71,8 @@ def prepare_model(model: nn.Module, config: JTCSEConfig) -> nn.Module:
 # %% ../nbs/12_jtcse.ipynb #c027b
 def inference_encoder(model: nn.Module, tokenizer=None, max_length: int = 128, batch_size: int = 64) -> Callable:
     "list[str] -> np.ndarray with the model's inference embedding: twin CLS sum, or a single tower's CLS."
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a TwinTowerEncoder or a transformers encoder, got {type(model).__name__}")
     if isinstance(model, TwinTowerEncoder): return lambda s: model.encode(s, batch_size=batch_size)
     if tokenizer is None: raise ValueError("tokenizer: a single tower needs its tokenizer, got None")
     return SentenceEncoder(model, tokenizer, "cls", batch_size=batch_size, max_length=max_length, show_progress=False)
@@ -94,7 +100,7 @@ def load_model(folder, device=None):
     if (folder / TWIN_CONFIG).is_file():
         twin = TwinTowerEncoder.from_pretrained(folder, device=device)
         return twin, twin.tokenizer
-    if not (folder / "config.json").is_file(): raise FileNotFoundError(f"{folder} holds no saved model")
+    if not (folder / "config.json").is_file(): raise FileNotFoundError(f"folder {str(folder)!r} holds no saved model")
     return load_encoder(str(folder), device=device)
 
 # %% ../nbs/12_jtcse.ipynb #h1j07
@@ -138,7 +144,8 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
 
 # %% ../nbs/12_jtcse.ipynb #c030c
 from .training import CHECKPOINT
-from .io import KeyedStore, cache_key, fingerprint, atomic_write_dir, read_jsonl, IntegrityError
+from .io import KeyedStore, fingerprint, atomic_write_dir, read_jsonl, IntegrityError
+from .code_keys import cache_key
 from .evaluation import evaluate_sts
 import functools, os
 from .data import load_sts, STS_TASKS, STS_VARIANTS, DATA_ENV, data_root

@@ -190,12 +190,12 @@ def encode(model, tokenizer, sentences, pooling: str = "cls", batch_size: int = 
     return out
 
 # %% ../nbs/01_models.ipynb #c030c
-def sentences_of(inputs) -> tuple[list[str], bool]:
+def sentences_of(sentences) -> tuple[list[str], bool]:
     "(sentences, single) of an `encode` input: strings, one string, or batches `{'text': [...]}` (MTEB's DataLoader)."
-    if isinstance(inputs, str): return check_sentences([inputs]), True
-    if isinstance(inputs, dict): inputs = [inputs]
-    try: items = list(inputs)
-    except TypeError: return check_sentences(inputs), False                # the error names the type
+    if isinstance(sentences, str): return check_sentences([sentences]), True
+    if isinstance(sentences, dict): sentences = [sentences]
+    try: items = list(sentences)
+    except TypeError: return check_sentences(sentences), False                # the error names the type
     if not items or not all(isinstance(b, dict) for b in items): return check_sentences(items), False
     texts = []
     for i, b in enumerate(items):

@@ -298,7 +298,7 @@ def _pe_prefix_cache(self):
         ids = torch.tensor([self.prefix_ids], device=self.device)
         out = self._forward(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True,
                             position_ids=torch.arange(ids.shape[1], device=self.device)[None])
-        self._prefix_kv = [(k, v) for k, v, *_ in out.past_key_values]
+        self._prefix_kv = [(lay.keys, lay.values) for lay in out.past_key_values.layers]     # Cache API
     return self._prefix_kv
 
 PromptEncoder._forward, PromptEncoder.prefix_cache = _pe_forward, _pe_prefix_cache

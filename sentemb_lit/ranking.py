@@ -286,6 +286,10 @@ def _chain_order(n_chains: int, total: int, seed: int):
 # %% ../nbs/21_ranking_posttraining.ipynb #r21rc0
 def run_config(chains, **kw) -> dict:
     "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
+    if isinstance(chains, (str, bytes)) or not hasattr(chains, "__iter__"):
+        raise TypeError(f"chains must be a list of chains (lists of sentences), got {type(chains).__name__}")
+    if isinstance(chains, (list, tuple)) and any(isinstance(c, (str, bytes)) or not hasattr(c, "__iter__") for c in chains):
+        raise TypeError("chains must be a list of chains, each a list of sentences")
     from sentemb_lit.io import fingerprint
     sig = inspect.signature(posttrain).parameters
     unknown = sorted(set(kw) - set(sig))

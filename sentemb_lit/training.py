@@ -99,6 +99,13 @@ class FitResult:
 def convergence(dev_steps, dev_scores, steps_run: int, tail: float = 0.2, min_tail_evals: int = 3,
                 tol: float = 0.3) -> dict:
     "best_step, steps_run, dev_steps, best_dev, last_dev, and whether the curve flattened after its peak."
+    if not (hasattr(dev_steps, "__iter__") and hasattr(dev_scores, "__iter__")):
+        raise TypeError(f"dev_steps and dev_scores must be sequences, got {type(dev_steps).__name__} and "
+                        f"{type(dev_scores).__name__}")
+    if getattr(dev_steps, "ndim", 1) != 1 or getattr(dev_scores, "ndim", 1) != 1:
+        raise TypeError("dev_steps and dev_scores must be 1-D sequences of numbers")
+    if isinstance(steps_run, bool) or not isinstance(steps_run, (int, float, np.integer, np.floating)):
+        raise TypeError(f"steps_run must be a number of steps, got {type(steps_run).__name__}")
     steps, scores = [int(s) for s in dev_steps], [float(v) for v in dev_scores]
     if not steps or len(steps) != len(scores):
         raise ValueError("dev_steps and dev_scores must be non-empty and of one length")

@@ -3,7 +3,7 @@ import json, os, subprocess, sys, time, zlib
 from pathlib import Path
 import numpy as np
 import pytest
-from sentemb_lit import claims, intervals, io, report
+from sentemb_lit import claims, code_keys, intervals, io, report
 from sentemb_lit.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
                                     as_encode)
 
@@ -33,7 +33,7 @@ def bow(sentences, d=64):
     (lambda p: io.exclusive(p / "o", wait="1").__enter__(), ValueError, "wait must be seconds"),
     (lambda p: io.fingerprint(object()), TypeError, "cannot fingerprint a object"),
     (lambda p: io.fingerprint(p / "missing.bin"), FileNotFoundError, "missing.bin"),
-    (lambda p: io.code_hash("no_such_module_xyz"), ValueError, "no_such_module_xyz"),
+    (lambda p: code_keys.code_hash("no_such_module_xyz"), ValueError, "no_such_module_xyz"),
     (lambda p: io.KeyedStore(p).path("", "0" * 64), ValueError, "name must be one folder name"),
     (lambda p: io.KeyedStore(p).path("a/b", "0" * 64), ValueError, "got .a/b."),
     (lambda p: io.KeyedStore(p).path("x", "abc"), ValueError, "not a cache key: 'abc'"),
@@ -100,7 +100,7 @@ def test_second_writer_is_refused_across_processes(tmp_path):
     (lambda: evaluate_sts(bow, tasks="stsb", limit=True), ValueError, "limit must be None or an int"),
     (lambda: evaluate_sts(bow, tasks="sts12", limit=9), ValueError, "limit=9 is too small for sts12"),
     (lambda: evaluate_sts(bow, tasks="sts14", limit=11), ValueError, "limit=11 is too small for sts14"),
-    (lambda: evaluate_sts(42, tasks="stsb"), TypeError, "encode must be callable"),
+    (lambda: evaluate_sts(42, tasks="stsb"), TypeError, "encoder must be callable"),
     (lambda: evaluate_sts(lambda s: np.ones((len(s), 4)), tasks="stsb"), ValueError, "constant"),
     (lambda: evaluate_sts(lambda s: np.array([["x"]] * len(s)), tasks="stsb"), TypeError, "dtype"),
     (lambda: evaluate_sts(lambda s: [object()] * len(s), tasks="stsb"), TypeError, "dtype object"),

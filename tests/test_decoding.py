@@ -215,3 +215,43 @@ def test_matches_naive_cfg_loop(tl, lam):
     assert isinstance(D._new_cache(m, 2, 8).layers[0], D._preallocated_layer())       # the preallocated path ran
     for p, n, g in zip(ps, ns, got):
         assert g["ids"] == _naive_cfg(m, t, p, n, lam, 10)
+
+_PRE = "Rewrite the following sentence with other words, keeping its meaning: "
+_PS = [_PRE + s for s in ("a man plays", "two dogs run across the field near the old barn", "x", "snow falls")]
+_NS = _PS[1:] + _PS[:1]
+
+def test_rows_finish_apart_eos_at_step_0(tl):
+    """Rows of mixed lengths stopping at different steps (row 0 at step 0, so it emits nothing) and dropped from the
+    batch and its cache as they stop: the naive loop's tokens and transformers' guided generate's, row by row."""
+    m, t = tl
+    free = [_naive_cfg(m, t, p, n, 0.5, 8) for p, n in zip(_PS, _NS)]
+    assert len(free[1]) >= 4
+    old = m.generation_config.eos_token_id
+    try:
+        m.generation_config.eos_token_id = sorted(D.eos_token_ids(m, t) | {free[0][0], free[1][3]})
+        got = D.directional_generate(m, t, _PS, _NS, lam=0.5, max_new_tokens=8, batch_size=4, return_details=True)
+        want = [_naive_cfg(m, t, p, n, 0.5, 8) for p, n in zip(_PS, _NS)]
+        assert [g["ids"] for g in got] == want
+        assert got[0] == {"ids": [], "stop": "eos", "text": ""}                      # EOS at step 0
+        assert len({len(w) for w in want}) >= 2 and {g["stop"] for g in got} == {"eos", "length"}
+        for p, n, g in zip(_PS, _NS, got):
+            assert g["ids"] == D.hf_guided_generate(m, t, p, n, lam=0.5, max_new_tokens=8)
+    finally:
+        m.generation_config.eos_token_id = old
+
+def test_batch_1_runs_the_call_prefix_once(tl, monkeypatch):
+    "batch_size=1 with prompts sharing a prefix: the prefix runs once per call, each batch copies it; tokens unchanged."
+    m, t = tl
+    calls, real = [], D._call_prefix
+    monkeypatch.setattr(D, "_call_prefix", lambda *a: calls.append(real(*a)) or calls[-1])
+    got = D.directional_generate(m, t, _PS, _NS, lam=0.5, max_new_tokens=6, batch_size=1, return_details=True)
+    assert len(calls) == 1 and len(calls[0][0]) >= D.MIN_SHARED_PREFIX       # one call prefix, for all 4 batches
+    assert [g["ids"] for g in got] == [_naive_cfg(m, t, p, n, 0.5, 6) for p, n in zip(_PS, _NS)]
+    off = D.directional_generate(m, t, _PS, _NS, lam=0.5, max_new_tokens=6, batch_size=1, share_prefix=False)
+    assert [g["text"] for g in got] == off and len(calls) == 1               # share_prefix=False: no call prefix
+
+def test_batch_1_single_row_lam0(tl):
+    "One row and no negative stream (one row per forward, so the head is `linear`): the naive greedy loop's tokens."
+    m, t = tl
+    got = D.directional_generate(m, t, _PS[:1], None, lam=0.0, max_new_tokens=6, batch_size=1, return_details=True)
+    assert got[0]["ids"] == _naive_cfg(m, t, _PS[0], _PS[0], 0.0, 6)

@@ -316,7 +316,7 @@ def test_old_path_import_statement_warns():
 def test_encode_code_keys_every_method_of_a_run():
     "The nb31 embedding key (code=ENCODE_CODE) reaches the constructor, every method encode runs, and their helpers."
     import inspect
-    from sentemb_lit.io import code_hash, reached_code
+    from sentemb_lit.code_keys import code_hash, reached_code
     reach = set(reached_code(*ENCODE_CODE))
     methods = {f.__name__ for f in vars(PromptEncoder).values() if inspect.isfunction(f)} - {"__repr__"}
     assert methods <= reach, methods - reach

@@ -3,8 +3,9 @@ stored results carry a content hash that every read checks, and a store never wr
 import json, os, subprocess, sys, warnings
 from pathlib import Path
 import pytest, torch
-from sentemb_lit.io import (CorruptFileError, IntegrityError, KeyedStore, cache_key, read_json_verified, seal_json,
+from sentemb_lit.io import (CorruptFileError, IntegrityError, KeyedStore, read_json_verified, seal_json,
                             write_json_verified)
+from sentemb_lit.code_keys import cache_key
 from sentemb_lit.checkpoint import read_checkpoint
 from sentemb_lit.results import save_results
 from sentemb_lit.training import CHECKPOINT, LEGACY_CHECKPOINT, fit

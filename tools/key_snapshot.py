@@ -9,20 +9,26 @@ name, so moving a definition to another module keeps them (so does nb31's `promp
 (`code=("evaluation", "models")`) change with any edit of the named modules and are listed so a diff shows which
 records such an edit re-keys."""
 import json, sys
-from sentemb_lit.io import code_hash, fingerprint
+from sentemb_lit.io import fingerprint
+from sentemb_lit.code_keys import code_hash
+
+def entry_points() -> dict:
+    "Each keyed run's entry points (the sets whose reached code is a key's code part), by what they key."
+    from sentemb_lit import jtcse
+    from sentemb_lit.prompting import ENCODE_CODE
+    return {"jtcse.TRAIN_CODE": tuple(jtcse.TRAIN_CODE), "jtcse.EVAL_CODE": tuple(jtcse.EVAL_CODE),
+            "nb13 cls energy": ("bench.model_cls_energy",),
+            "nb23 base": ("evaluation.evaluate_sts", "evaluation.evaluate_dev", "models.SentenceEncoder",
+                          "models.load_encoder", "tiny_models.tiny_bert"),
+            "nb31 prompting": tuple(ENCODE_CODE)}
 
 def snapshot() -> dict:
-    from sentemb_lit import jtcse, chains
-    from sentemb_lit.prompting import ENCODE_CODE
-    out = {"jtcse.TRAIN_CODE": code_hash(*jtcse.TRAIN_CODE), "jtcse.EVAL_CODE": code_hash(*jtcse.EVAL_CODE),
-           "chains.chain_code": fingerprint(chains.chain_code())}
-    extra = {"nb13 cls energy": ("bench.model_cls_energy",),
-             "nb23 base": ("evaluation.evaluate_sts", "evaluation.evaluate_dev", "models.SentenceEncoder",
-                           "models.load_encoder", "tiny_models.tiny_bert"),
-             "nb31 prompting": ENCODE_CODE}
-    for what, code in extra.items():
+    from sentemb_lit import chains
+    out = {}
+    for what, code in entry_points().items():
         try: out[what] = code_hash(*code)
         except (ValueError, FileNotFoundError, ModuleNotFoundError) as e: out[what] = f"unresolved: {e}"
+    out["chains.chain_code"] = fingerprint(chains.chain_code())
     return out
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ tools/migrate_patience.py (the growing patience of 2026-11-26)."""
 import json, sys
 from sentemb_lit import jtcse
 from sentemb_lit.data import STS_TASKS, training_corpus
-from sentemb_lit.io import cache_key, fingerprint
+from sentemb_lit.io import fingerprint
+try: from sentemb_lit.code_keys import cache_key
+except ImportError: from sentemb_lit.io import cache_key          # a checkout from before code_keys
 from sentemb_lit.models import load_encoder
 try: from sentemb_lit.jtcse_step import JTCSEConfig
 except ImportError: from sentemb_lit.jtcse import JTCSEConfig

@@ -26,7 +26,8 @@ HOW = ("re-keyed for the growing patience (cap 600 -> 900, patience_growth 0 -> 
 
 def code_digests() -> dict:
     "name -> digest of the syntax trees `jtcse.run_stage` reaches, under the imported version."
-    from sentemb_lit.io import reached_code
+    try: from sentemb_lit.code_keys import reached_code
+    except ImportError: from sentemb_lit.io import reached_code
     out = {}
     for k, v in reached_code("jtcse.run_stage").items():
         trees = v if isinstance(v, (list, tuple)) else [v]
