@@ -20,17 +20,21 @@ def _module_file(module) -> Path:
     if spec is None or not spec.origin: raise ValueError(f"code_hash: no module {name!r}")
     return Path(spec.origin)
 
-def _code_text(path: Path) -> str:
-    "The module's syntax tree without docstrings (comments and layout never reach it); its bytes if it does not parse."
-    src = path.read_bytes()
-    try: tree = ast.parse(src)
-    except SyntaxError: return src.hex()
+def _strip_docstrings(tree):
+    "`tree` with the docstring of every module, class and function removed (in place)."
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                 and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, include_attributes=False)
+    return tree
+
+def _code_text(path: Path) -> str:
+    "The module's syntax tree without docstrings (comments and layout never reach it); its bytes if it does not parse."
+    src = path.read_bytes()
+    try: tree = ast.parse(src)
+    except SyntaxError: return src.hex()
+    return ast.dump(_strip_docstrings(tree), include_attributes=False)
 
 def code_hash(*modules) -> str:
     """SHA-256 of the code of the named modules (`'losses'` = `sentemb_lit.losses`); none named = the whole package;
@@ -111,7 +115,7 @@ def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str) -> tuple[di
 KEY_NEUTRAL = frozenset({
     "code_hash", "code_alias", "CODE_ALIASES", "KEY_NEUTRAL", "reached_code", "_reached", "_walk", "_node_code",
     "_module_file", "_code_text", "_package_dir", "_import_target", "_module_index", "_patched_class",
-    "_extended_name", "_parsed_index", "_stamps"})
+    "_extended_name", "_parsed_index", "_stamps", "_strip_docstrings"})
 
 def _stamps(pkg: Path) -> tuple:
     return tuple((str(p.relative_to(pkg)), hashlib.blake2b(p.read_bytes()).hexdigest()) for p in sorted(pkg.rglob("*.py")))
@@ -168,13 +172,7 @@ def _reached(roots: tuple, package: str, stamps: tuple, neutral: frozenset) -> d
 
 def _node_code(node) -> str:
     "The syntax tree of one definition without its docstrings."
-    node = copy.deepcopy(node)
-    for n in ast.walk(node):
-        body = getattr(n, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            n.body = body[1:] or [ast.Pass()]
-    return ast.dump(node, include_attributes=False)
+    return ast.dump(_strip_docstrings(copy.deepcopy(node)), include_attributes=False)
 
 # %% ../nbs/05b_code_keys.ipynb #k018
 CODE_ALIASES = {

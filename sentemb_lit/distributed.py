@@ -80,7 +80,7 @@ def _from_main(acc, obj):
     broadcast_object_list(box, from_process=0)
     return box[0]
 
-# %% ../nbs/03b_distributed.ipynb #dp011
+# %% ../nbs/03b_distributed.ipynb #dp011b
 def end_processes(acc=None, code: int = 0) -> None:
     """End this process of a multi-process run (torchrun / accelerate launch) with exit `code`: wait for the others,
     shut the process group down, flush stdout/stderr and leave without the interpreter's teardown. One process: return."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast, builtins, copy, gzip, hashlib, json, re, tempfile
 from pathlib import Path
 from .checks import check_path
-from .code_keys import KEY_NEUTRAL, _import_target, _package_dir, _stamps, _walk, reached_code
+from .code_keys import KEY_NEUTRAL, _import_target, _package_dir, _stamps, _strip_docstrings, _walk, reached_code
 from .io import _atomic_write, fingerprint
 
 # %% auto #0
@@ -303,14 +303,6 @@ def _catch_map(found: dict, index: dict, pkg: Path) -> tuple[dict, dict]:
     return out, classes
 
 # %% ../nbs/05c_key_proofs.ipynb #k026
-def _strip_docstrings(node):
-    for n in ast.walk(node):
-        body = getattr(n, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            n.body = body[1:] or [ast.Pass()]
-    return node
-
 def proof_form(*roots: str, package=None, renames=None, neutral=None) -> tuple[dict, dict]:
     """(name -> syntax trees, notes) of the code `roots` reach in the *proof form*: docstrings, raise and assert
     messages and function-local imports removed, guards removed where no handler can see them, identifiers renamed

@@ -126,3 +126,11 @@ def test_help_notebook_documents_every_parameter(nb):
     assert list(params) == assigned_names(nb) and {"profile", "out_dir"} <= set(params), (list(params), nb.name)
     vague = {n: p for n, p in params.items() if p["inferred_type_name"] in ("None", "", None) or not p["help"].strip()}
     assert vague == {}, vague
+
+
+# --- cell ids are unique in every notebook (nbformat silently renames a duplicate on read, so a second copy of a
+# notebook would not match the first; nbdev's export markers name cells by id) ---------------------------------------
+@pytest.mark.parametrize("nb", NBS, ids=lambda p: p.name)
+def test_cell_ids_are_unique(nb):
+    ids = [c.get("id") for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
