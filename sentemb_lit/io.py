@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_io.ipynb #c002
 from __future__ import annotations
-import ast, contextlib, copy, functools, dataclasses, errno, hashlib, importlib.util, json, logging, math, os, shutil
+import contextlib, dataclasses, errno, hashlib, json, logging, math, os, shutil
 import tempfile, time
 import warnings
 from pathlib import Path
