@@ -4,7 +4,7 @@
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c002
 from __future__ import annotations
-import copy, inspect, json, math, os, time
+import copy, hashlib, inspect, json, math, os, time
 from pathlib import Path
 from typing import Sequence
 import numpy as np
@@ -16,12 +16,13 @@ from .models import POOLINGS, pool, SentenceEncoder, check_max_length, load_enco
 from .model_cache import MODEL_REGISTRY
 from .decoding import _check_tokenizer
 from .io import read_json_verified, read_jsonl, write_json_verified
-from .training import CHECKPOINT, fit, set_seed
+from .training import CHECKPOINT, convergence, fit, set_seed
 
 # %% auto #0
-__all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'PADDING', 'TARGETS', 'refine_similarity', 'listmle_loss',
-           'ranking_target', 'RankStudent', 'same_tokenizer', 'chain_loss', 'run_config', 'posttrain',
-           'collapse_repeats', 'save_pairs', 'load_pairs', 'posttrain_and_evaluate']
+__all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'PADDING', 'TARGETS', 'RECORD_VERSION', 'LR_GRID', 'refine_similarity',
+           'listmle_loss', 'ranking_target', 'RankStudent', 'same_tokenizer', 'chain_loss', 'weights_fingerprint',
+           'run_config', 'posttrain', 'collapse_repeats', 'save_pairs', 'load_pairs', 'posttrain_and_evaluate',
+           'pick_by_dev', 'lr_folder', 'select_lr']
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21chk1
 def _check_float_tensor(x, what: str) -> torch.Tensor:
@@ -133,8 +134,9 @@ def _sorted_upper(phi: torch.Tensor, upper: torch.Tensor, index_mode: str) -> tu
     if index_mode == "paper": return masked.sort(dim=1, descending=True, stable=True)
     vals, order = masked.sort(dim=1, descending=True, stable=True)     # the -inf tail in place, then each row's head
     for r in range(phi.shape[0]):
-        v, o = phi[r, r:].sort(descending=True)                        # torch's default sort of the slice
-        vals[r, :len(v)], order[r, :len(v)] = v, o + r
+        row = phi[r, r:]
+        o = torch.argsort(-row)                                        # the official call: default argsort of -row
+        vals[r, :len(o)], order[r, :len(o)] = row[o], o + r
     return vals, order
 
 def refine_similarity(phi: torch.Tensor, omega: float = 0.5, index_mode: str = "paper") -> torch.Tensor:
@@ -153,7 +155,6 @@ def refine_similarity(phi: torch.Tensor, omega: float = 0.5, index_mode: str = "
     A = torch.where(upper, sign * (phi - ref).abs(), torch.zeros_like(phi))
     A = A + A.triu(1).T                                                # mirror: A[k, j] = A[j, k]
     return phi + torch.sign(A) * torch.log(omega * A.abs() + 1)
-
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c011
 LISTMLE_FORMS = ("paper", "official")
@@ -283,6 +284,18 @@ def _chain_order(n_chains: int, total: int, seed: int):
     orders = [rng.permutation(n_chains) for _ in range(math.ceil(total / n_chains))]
     return lambda step: int(orders[(step - 1) // n_chains][(step - 1) % n_chains])
 
+# %% ../nbs/21_ranking_posttraining.ipynb #r21fp0
+def weights_fingerprint(module: torch.nn.Module) -> str:
+    """SHA-256 of a module's weights: for each state-dict entry in sorted key order, its name, dtype, shape and the
+    raw bytes of its values (on the CPU, contiguous). Equal weights give equal fingerprints on any machine."""
+    check_type(module, "module", torch.nn.Module, "a torch.nn.Module (the teacher's encoder)")
+    h, state = hashlib.sha256(), module.state_dict()
+    for k in sorted(state):
+        t = state[k].detach().cpu().contiguous()
+        h.update(f"{k}|{t.dtype}|{tuple(t.shape)}|".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
 # %% ../nbs/21_ranking_posttraining.ipynb #r21rc0
 def run_config(chains, **kw) -> dict:
     "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
@@ -312,7 +325,8 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
     """Post-train `student` (registry name / path, or a (model, tokenizer) pair) on ranking `chains` with ListMLE
     (`listmle_form`) against `mode`'s target (Algorithm 1 in `index_mode`). `eval_every=None`: dev at start and end
     only; `dev0` (the untrained student's dev score) skips the step-0 evaluation. Returns {'student' (best-dev
-    weights), 'tokenizer', 'fit', 'dev0', 'last_state' (weights after the last step)}. A resume of `out_dir` with
+    weights), 'tokenizer', 'fit', 'dev0', 'last_state' (weights after the last step), 'teacher_fingerprint'
+    (`weights_fingerprint` of the frozen teacher)}. A resume of `out_dir` with
     other arguments (but `ckpt_every`, `progress`, `stop_after`) or other chains is refused (`ConfigMismatchError`)
     unless `resume="override"`."""
     args = {k: v for k, v in locals().items() if k not in ("chains", "out_dir", "progress", "stop_after", "ckpt_every",
@@ -341,7 +355,8 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               stop_after=stop_after, desc=f"posttrain[{mode}]", config=run_config(chains, **args),
               resume=resume)
     dev0, last_state = _after_training(model, out_dir)
-    return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state}
+    return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state,
+            "teacher_fingerprint": weights_fingerprint(tmodel.encoder)}
 
 # %% ../nbs/21_ranking_posttraining.ipynb #c025
 def collapse_repeats(chain: Sequence[str]) -> list[str]:
@@ -386,37 +401,106 @@ def load_pairs(path) -> dict:
 
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21pe1
+RECORD_VERSION = 2          # result.json fields: 2 adds arm, last_dev, dev_steps, steps_run, converged, teacher, …
+
+def _check_arm(arm) -> str | None:
+    "An arm label: None or a non-empty string."
+    if arm is not None and (not isinstance(arm, str) or not arm.strip()):
+        raise TypeError(f"arm must be a non-empty str label (or None), got {type(arm).__name__}: {arm!r:.60}")
+    return arm
+
+def _serve_cached(cache: Path, config: dict, arm, keep_pairs: bool) -> dict | None:
+    "The cached result when it answers this call (same config, same arm label, the pairs files asked for); else None."
+    res = read_json_verified(cache)                               # an edited or unhashed cache is refused
+    _check_same_config(res.get("config"), config, cache)
+    if res.get("arm") is not None and res.get("arm") != arm:
+        raise ValueError(f"{cache} holds the run of arm {res['arm']!r}, not {arm!r}: the label is not part of the "
+                         "config, so one folder holds one arm's run; use another folder")
+    wanted = ("pairs_last.npz",) + (("pairs_best.npz",) if res.get("record_version", 1) >= 2 else ())
+    if not keep_pairs or all((cache.parent / f).exists() for f in wanted): return res
+    return None
+
+def _dev_curve(run_dir: Path) -> tuple[list[int], list[float]]:
+    "The steps at which dev was evaluated and the scores, from the run's log.jsonl (resumes already pruned by fit)."
+    devs = [(int(e["step"]), float(e["dev"])) for e in read_jsonl(run_dir / "log.jsonl") if "dev" in e]
+    return [s for s, _ in devs], [v for _, v in devs]
+
 def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, test_limit: int | None = None,
-                           keep_pairs: bool = False, **kw) -> dict:
+                           keep_pairs: bool = False, arm: str | None = None, **kw) -> dict:
     """posttrain(chains, run_dir, **kw), then 7-STS test scores of the best-dev student (`scores`) and of the student
-    after the last step (`scores_last`; `keep_pairs`: its per-pair cosines in run_dir/pairs_last.npz), cached in
-    run_dir/result.json with the run's `config` (ListMLE form, Algorithm 1 mode, seed, …); a cache written with
-    another config is refused, naming the differing keys. The cache carries its content hash (`io.write_json_verified`):
-    an edited one is refused (`IntegrityError`), as is one without a hash until `io.seal_json`ed."""
-    _check_path(run_dir, "run_dir")
+    after the last step (`scores_last`), cached in run_dir/result.json with the run's `config` (ListMLE form,
+    Algorithm 1 mode, seed, …), its dev curve (`best_step`, `best_dev`, `last_dev`, `dev_steps`, `steps_run`,
+    `converged` by `training.convergence`), `teacher`, `student`, `teacher_fingerprint` and the label `arm`.
+    `keep_pairs`: the per-pair cosines of both students in run_dir/pairs_last.npz and pairs_best.npz (on the test
+    pairs `test_limit` selects; None: all). A cache written with another config is refused, naming the differing
+    keys; one with another arm label too. The cache carries its content hash (`io.write_json_verified`): an edited
+    one is refused (`IntegrityError`), as is one without a hash until `io.seal_json`ed."""
+    run_dir = _check_path(run_dir, "run_dir")
     _check_chains(chains)                                         # a list of >= 2-sentence chains, before any file
-    config, cache = run_config(chains, **kw), Path(run_dir) / "result.json"
-    if cache.exists():
-        res = read_json_verified(cache)                           # an edited or unhashed cache is refused
-        _check_same_config(res.get("config"), config, cache)
-        if not keep_pairs or (Path(run_dir) / "pairs_last.npz").exists(): return res
+    _check_arm(arm)
+    check_flag(keep_pairs, "keep_pairs")
+    config, cache = run_config(chains, **kw), run_dir / "result.json"
+    if cache.exists() and (res := _serve_cached(cache, config, arm, keep_pairs)) is not None: return res
     t0 = time.time()
     r = posttrain(chains, run_dir, **kw)
     student, tok, fr = r["student"], r["tokenizer"], r["fit"]
     best_state = _student_state(student)
     student.load_state_dict(r["last_state"])
     last = _sts(student, tok, test_limit)
-    if fr.best_step == fr.last_step: scores = dict(last.scores)
-    elif fr.best_step == 0 and base_scores is not None: scores = dict(base_scores)
-    else:
+    best = last if fr.best_step == fr.last_step else None
+    if best is None and not (fr.best_step == 0 and base_scores is not None and not keep_pairs):
         student.load_state_dict(best_state)
-        scores = _sts(student, tok, test_limit).scores
-    if keep_pairs: save_pairs(Path(run_dir) / "pairs_last.npz", last.pairs)
-    devs = [e["dev"] for e in read_jsonl(Path(run_dir) / "log.jsonl") if "dev" in e]
-    res = {"config": config, "scores": scores, "scores_last": last.scores, "dev0": r["dev0"], "best_dev": fr.best_score,
-           "dev_last": devs[-1] if devs else None, "best_step": fr.best_step, "steps": fr.last_step,
-           "n_chains": len(chains), "listmle_form": config["listmle_form"], "alg1_mode": config["index_mode"],
+        best = _sts(student, tok, test_limit)
+    scores = dict(best.scores) if best is not None else dict(base_scores)      # step 0 kept: the known base scores
+    if keep_pairs:
+        save_pairs(run_dir / "pairs_last.npz", last.pairs)
+        save_pairs(run_dir / "pairs_best.npz", best.pairs)
+    dev_steps, devs = _dev_curve(run_dir)
+    conv = convergence(dev_steps, devs, fr.last_step) if dev_steps else None
+    res = {"record_version": RECORD_VERSION, "arm": arm, "config": config, "scores": scores,
+           "scores_last": last.scores, "dev0": r["dev0"], "best_dev": fr.best_score, "best_step": fr.best_step,
+           "last_dev": devs[-1] if devs else None, "dev_steps": dev_steps, "dev_scores": devs,
+           "steps_run": fr.last_step, "converged": conv["converged"] if conv else None,
+           "teacher": config["teacher"] or "self", "student": config["student"],
+           "teacher_fingerprint": r["teacher_fingerprint"], "seed": config["seed"], "omega": config["omega"],
+           "lr": config["lr"], "n_chains": len(chains), "test_limit": test_limit,
+           "listmle_form": config["listmle_form"], "alg1_mode": config["index_mode"],
+           "dev_last": devs[-1] if devs else None, "steps": fr.last_step,      # the former names, for one release
            "seconds": round(time.time() - t0, 1)}
     write_json_verified(cache, res)
     return res
 
+# %% ../nbs/21_ranking_posttraining.ipynb #r21lr0
+LR_GRID = (3e-6, 1e-5, 3e-5)             # the stated deviation: the paper's lr and two larger ones, chosen on dev
+
+def _check_lrs(lrs) -> tuple[float, ...]:
+    "A non-empty sequence of distinct learning rates > 0."
+    if isinstance(lrs, (str, bytes)) or not isinstance(lrs, Sequence) or not lrs:
+        raise TypeError(f"lrs must be a non-empty sequence of learning rates, got {lrs!r:.60}")
+    out = tuple(float(check_number(v, f"lrs[{i}]", gt=0)) for i, v in enumerate(lrs))
+    if len(set(out)) != len(out): raise ValueError(f"lrs holds a learning rate twice: {list(lrs)}")
+    return out
+
+def pick_by_dev(runs: dict) -> float:
+    "The lr whose run has the highest best dev score (the first of equals in `runs`' order); test scores never count."
+    check_type(runs, "runs", dict, "a dict lr -> posttrain_and_evaluate's result")
+    if not runs: raise ValueError("runs is empty: no run to pick from")
+    bad = [lr for lr, r in runs.items() if not isinstance(r, dict) or not isinstance(r.get("best_dev"), (int, float))]
+    if bad: raise ValueError(f"runs for lr {bad} have no best_dev score; every run needs its dev score")
+    return max(runs, key=lambda lr: (runs[lr]["best_dev"], -list(runs).index(lr)))
+
+def lr_folder(lr: float) -> str:
+    "The subfolder of one lr's run: its exact value (`repr`), so distinct lrs never share a folder."
+    return f"lr={float(check_number(lr, 'lr', gt=0))!r}"
+
+def select_lr(chains, run_root, lrs: Sequence[float] = LR_GRID, **kw) -> dict:
+    """posttrain_and_evaluate once per lr in `lrs` (run_root/lr=<lr>/, each keyed and cached as a single run), and
+    the lr of the best dev score (`pick_by_dev`; never a test score). Returns {'lr': the choice, 'runs': {lr: result},
+    'rule': how it was chosen}. `kw`: posttrain_and_evaluate's and posttrain's other arguments (not `lr`)."""
+    run_root = _check_path(run_root, "run_root")
+    _check_chains(chains)
+    lrs = _check_lrs(lrs)
+    if "lr" in kw: raise TypeError("select_lr sets lr itself from lrs; pass the grid as lrs=(...), not lr=")
+    runs = {lr: posttrain_and_evaluate(chains, run_root / lr_folder(lr), lr=lr, **kw) for lr in lrs}
+    return {"lr": pick_by_dev(runs), "runs": runs, "rule": "highest best_dev (dev every eval_every steps, best "
+            "restored); ties: the first lr in lrs"}

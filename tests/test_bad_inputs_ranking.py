@@ -283,3 +283,51 @@ def test_load_pairs_names_a_damaged_file(tmp_path):
     np.savez(tmp_path / "odd.npz", nodot=np.zeros(2))
     with pytest.raises(ValueError, match=r"cannot read the pairs file .*odd\.npz"):
         R.load_pairs(tmp_path / "odd.npz")
+
+
+def test_weights_fingerprint_needs_a_module():
+    with pytest.raises(TypeError, match="module must be a torch.nn.Module"): R.weights_fingerprint({"w": torch.ones(2)})
+    with pytest.raises(TypeError, match="module must be"): R.weights_fingerprint(None)
+
+
+@pytest.mark.parametrize("kw,err,msg", [
+    (dict(arm=1), TypeError, "arm must be a non-empty str label"),
+    (dict(arm=""), TypeError, "arm must be a non-empty str label"),
+    (dict(keep_pairs="yes"), TypeError, "keep_pairs must be True or False"),
+    (dict(learning_rate=1e-5), TypeError, r"unknown posttrain argument\(s\) \['learning_rate'\]"),
+])
+def test_posttrain_and_evaluate_arguments(tmp_path, kw, err, msg):
+    with pytest.raises(err, match=msg): R.posttrain_and_evaluate(CH, tmp_path / "run", **kw)
+    assert not (tmp_path / "run").exists()                     # refused before any file
+
+
+def test_a_cached_run_of_another_arm_is_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    write_json_verified(run / "result.json", {"record_version": 2, "arm": "method", "config": R.run_config(CH, seed=1)})
+    assert R.posttrain_and_evaluate(CH, run, seed=1, arm="method")["arm"] == "method"
+    with pytest.raises(ValueError, match="holds the run of arm 'method', not 'semantic only'"):
+        R.posttrain_and_evaluate(CH, run, seed=1, arm="semantic only")
+
+
+@pytest.mark.parametrize("kw,err,msg", [
+    (dict(lrs=()), TypeError, "lrs must be a non-empty sequence"),
+    (dict(lrs="1e-5"), TypeError, "lrs must be a non-empty sequence"),
+    (dict(lrs=(1e-5, 0.0)), ValueError, r"lrs\[1\] must be a finite number > 0, got 0.0"),
+    (dict(lrs=(1e-5, 1e-5)), ValueError, "holds a learning rate twice"),
+    (dict(lr=1e-5), TypeError, "select_lr sets lr itself"),
+    (dict(run_root=None), TypeError, "run_root must be a path"),
+])
+def test_select_lr_arguments(tmp_path, kw, err, msg):
+    args = dict(run_root=tmp_path / "grid") | kw
+    with pytest.raises(err, match=msg): R.select_lr(CH, **args)
+    assert not (tmp_path / "grid").exists()
+
+
+@pytest.mark.parametrize("runs,err,msg", [
+    ([], TypeError, "runs must be a dict"),
+    ({}, ValueError, "runs is empty"),
+    ({1e-5: {"best_dev": None}}, ValueError, r"runs for lr \[1e-05\] have no best_dev"),
+])
+def test_pick_by_dev_arguments(runs, err, msg):
+    with pytest.raises(err, match=msg): R.pick_by_dev(runs)
