@@ -1,6 +1,6 @@
 "Bad-input and edge-case tests of sentemb_lit.ranking (fast)."
 import inspect, math, pytest, torch
-from sentemb_lit import ranking as R
+from sentemb_lit import ranking as R, ranking_runs as RR
 
 def test_refine_bad_inputs():
     with pytest.raises(TypeError): R.refine_similarity([[1.0, 0.0], [0.0, 1.0]])
@@ -35,9 +35,9 @@ def test_target_modes():
     assert R.ranking_target(phi, "rank")[0].tolist() == [0.0, -1.0, -2.0, -3.0]
 
 def test_posttrain_bad_inputs(tmp_path):
-    with pytest.raises(ValueError, match="no chains"): R.posttrain([], tmp_path)
-    with pytest.raises(ValueError, match="empty"): R.posttrain([["a", " "]], tmp_path)
-    with pytest.raises(ValueError, match="lr"): R.posttrain([["a", "b"]], tmp_path, lr=float("nan"))
+    with pytest.raises(ValueError, match="no chains"): RR.posttrain([], tmp_path)
+    with pytest.raises(ValueError, match="empty"): RR.posttrain([["a", " "]], tmp_path)
+    with pytest.raises(ValueError, match="lr"): RR.posttrain([["a", "b"]], tmp_path, lr=float("nan"))
 
 
 def official_listmle_by_hand(scores, target, perm) -> float:
@@ -110,12 +110,12 @@ def test_posttrain_refuses_a_resume_with_another_config(tmp_path, data_root):
     from sentemb_lit.checkpoint import ConfigMismatchError
     chains = [["A man plays.", "A man plays a song.", "Someone sings."], ["Dogs run.", "Animals move.", "It rains."]]
     kw = dict(lr=1e-3, n_steps=3, ckpt_every=1, eval_every=None, dev0=0.5, dev_limit=20, progress=False)
-    R.posttrain(chains, tmp_path, student=tiny_bert(seed=1), stop_after=2, **kw)
+    RR.posttrain(chains, tmp_path, student=tiny_bert(seed=1), stop_after=2, **kw)
     with pytest.raises(ConfigMismatchError, match=r"config\.tau: 0\.05 → 0\.1"):
-        R.posttrain(chains, tmp_path, student=tiny_bert(seed=1), **(kw | {"tau": 0.1}))
+        RR.posttrain(chains, tmp_path, student=tiny_bert(seed=1), **(kw | {"tau": 0.1}))
     with pytest.raises(ConfigMismatchError, match=r"config\.chains"):
-        R.posttrain(chains[:1] + chains[:1], tmp_path, student=tiny_bert(seed=1), **kw)
-    r = R.posttrain(chains, tmp_path, student=tiny_bert(seed=1), resume="override", **(kw | {"tau": 0.1}))
+        RR.posttrain(chains[:1] + chains[:1], tmp_path, student=tiny_bert(seed=1), **kw)
+    r = RR.posttrain(chains, tmp_path, student=tiny_bert(seed=1), resume="override", **(kw | {"tau": 0.1}))
     assert r["fit"].last_step == 3
 
 
@@ -226,14 +226,14 @@ def test_a_teacher_with_another_vocabulary_gets_its_own_tokenization(tmp_path, d
         got = R.chain_loss(st, te, stok, chains[0], generator=torch.Generator().manual_seed(0),
                            teacher_tokenizer=ttok)[0]
     assert math.isclose(float(got), float(want), rel_tol=1e-6)
-    r = R.posttrain(chains, tmp_path, student=(student, stok), teacher=(tenc, ttok), teacher_pooling="mean",
+    r = RR.posttrain(chains, tmp_path, student=(student, stok), teacher=(tenc, ttok), teacher_pooling="mean",
                     lr=1e-3, n_steps=2, eval_every=None, dev0=0.5, dev_limit=20, progress=False)
-    assert r["fit"].last_step == 2 and r["teacher_fingerprint"] == R.weights_fingerprint(tenc)
+    assert r["fit"].last_step == 2 and r["teacher_fingerprint"] == RR.weights_fingerprint(tenc)
 
 
 def test_the_lr_is_picked_by_dev_never_by_test():
     runs = {3e-6: {"best_dev": 70.0, "scores": {"avg": 90.0}}, 1e-5: {"best_dev": 75.0, "scores": {"avg": 10.0}},
             3e-5: {"best_dev": 75.0, "scores": {"avg": 95.0}}}
-    assert R.pick_by_dev(runs) == 1e-5
-    assert R.LR_GRID == (3e-6, 1e-5, 3e-5)
-    assert inspect.signature(R.posttrain).parameters["lr"].default == 3e-6
+    assert RR.pick_by_dev(runs) == 1e-5
+    assert RR.LR_GRID == (3e-6, 1e-5, 3e-5)
+    assert inspect.signature(RR.posttrain).parameters["lr"].default == 3e-6
