@@ -139,6 +139,9 @@ def run_config(chains, **kw) -> dict:
 
 
 # %% ../nbs/21a_ranking_runs.ipynb #r21pt0
+RUN_CODE = ("ranking_runs.posttrain", "ranking_runs.posttrain_and_evaluate", "evaluation.evaluate_sts",
+            "evaluation.evaluate_dev")            # entry points: a run's key holds the code they reach
+
 def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "minilm-l6",
               teacher: str | tuple | None = None, pooling: str = "cls", teacher_pooling: str | None = None,
               mode: str = "full", omega: float = 0.5, index_mode: str = "paper", listmle_form: str = "paper",
@@ -176,7 +179,8 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               eval_every=eval_every or total,
               save_best=lambda d: torch.save(_student_state(model), Path(d) / "student.pt"),
               ckpt_every=ckpt_every, seed=seed, scheduler=sched, max_grad_norm=1.0, progress=progress,
-              stop_after=stop_after, desc=f"posttrain[{mode}]", config=run_config(chains, **args),
+              stop_after=stop_after, desc=f"posttrain[{mode}]",
+              config=run_config(chains, **args) | {"code": code_hash(*RUN_CODE)},    # a resume needs the same code too
               resume=resume)
     dev0, last_state = _after_training(model, out_dir)
     return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state,
@@ -192,9 +196,6 @@ def collapse_repeats(chain: Sequence[str]) -> list[str]:
 
 
 # %% ../nbs/21a_ranking_runs.ipynb #r21cd0
-RUN_CODE = ("ranking_runs.posttrain", "ranking_runs.posttrain_and_evaluate", "evaluation.evaluate_sts",
-            "evaluation.evaluate_dev")            # entry points: a run's key holds the code they reach
-
 def _check_same_code(stored, now: str, where) -> None:
     "A cached run's code part equals this run's (`code_hash(*RUN_CODE)`); else an error naming the part."
     if stored is None:
