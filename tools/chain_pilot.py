@@ -46,6 +46,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--generators", default="smollm2-135m-instruct,qwen2.5-0.5b-instruct")
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--configs", default=None, help="explicit generator__variant pairs, comma-separated (overrides "
+                    "--generators x --variants)")
     ap.add_argument("--sources", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=16)
     ap.add_argument("--out", default=str(ROOT / "papers/ranking_sentences/pilot"))
@@ -58,24 +60,23 @@ def main(argv=None) -> int:
     out = Path(a.out)
     enc = SentenceEncoder.from_name("minilm-l6", show_progress=False)
     summary_path = out / "chain_pilot.json"
-    configs = {}
-    for gen in a.generators.split(","):
-        model = tok = None
-        for var in a.variants.split(","):
-            s = RankingSettings(model=gen, rounds=a.rounds, **VARIANTS[var])
-            path = out / "chains" / f"{gen}__{var}.jsonl"
-            if model is None: model, tok = load_causal_lm(gen)
-            t0 = time.time()
-            run_ranking_job(s, sources, path, model=model, tokenizer=tok, quiet=False)
-            recs = read_chains(path)
-            configs[f"{gen}__{var}"] = {"generator": gen, "variant": var, "settings": s.stored(),
-                                        "file": str(path.relative_to(out)), "sha256": file_digest(path)} \
-                | summarise(recs, enc.encode)
-            print(f"{gen:24s} {var:22s} distinct/chain {configs[f'{gen}__{var}']['chains']['distinct']:5.2f}  "
-                  f"copy {configs[f'{gen}__{var}']['chains']['copy_rate']:.2f}  "
-                  f"lists {configs[f'{gen}__{var}']['usable_lists']:2d}  "
-                  f"distinct/list {configs[f'{gen}__{var}']['distinct_per_list_mean']:5.2f}  "
-                  f"({time.time() - t0:.0f} s)", flush=True)
+    configs, pairs = {}, [tuple(c.split("__")) for c in a.configs.split(",")] if a.configs else \
+        [(g, v) for g in a.generators.split(",") for v in a.variants.split(",")]
+    model = tok = loaded = None
+    for gen, var in pairs:
+        s = RankingSettings(model=gen, rounds=a.rounds, **VARIANTS[var])
+        path = out / "chains" / f"{gen}__{var}.jsonl"
+        if loaded != gen: (model, tok), loaded = load_causal_lm(gen), gen
+        t0 = time.time()
+        run_ranking_job(s, sources, path, model=model, tokenizer=tok, quiet=False)
+        recs = read_chains(path)
+        configs[f"{gen}__{var}"] = {"generator": gen, "variant": var, "settings": s.stored(),
+                                    "file": str(path.relative_to(out)), "sha256": file_digest(path)} \
+            | summarise(recs, enc.encode)
+        c = configs[f"{gen}__{var}"]
+        print(f"{gen:24s} {var:22s} distinct/chain {c['chains']['distinct']:5.2f}  copy {c['chains']['copy_rate']:.2f}  "
+              f"lists {c['usable_lists']:2d}  distinct/list {c['distinct_per_list_mean']:5.2f}  "
+              f"({time.time() - t0:.0f} s)", flush=True)
     result = {"sources": len(sources), "rounds": a.rounds, "lam": 0.5, "encoder_for_cosines": "minilm-l6 (mean)",
               "chain_code": fingerprint(chain_code()), "configs": configs}
     write_json_verified(summary_path, result)
