@@ -4,9 +4,10 @@
 
 Decodes the ranking chains of nb23's `cpu` profile into papers/ranking_sentences/store/cpu/chains/<kind>/<key>/ with
 `chain_jobs.cached_chains` (one JSON line per chain, a manifest with the SHA-256 and record count; a restart resumes
-at the first missing group). The settings below are nb23's cpu chain settings (`RECORD` in the notebook): the same
-settings, sources and chain code give the same key, so the notebook finds these files and serves them after their
-check instead of decoding again. Chosen by the pilot (papers/ranking_sentences/pilot/): with the paper's decoding both
+at the first missing group). The settings below are nb23's cpu chain settings (`CHAINS["cpu"]` and `CHAIN_KINDS` in
+nbs/23_ranking_reproduction.ipynb, which is the source; tests/test_ranking_record.py checks that both spell the same
+settings and source sample): the same settings, sources and chain code give the same key, so the notebook finds these
+files and serves them after their check instead of decoding again (the cpu controlled set: d2ffb9d6f9d8e153). Chosen by the pilot (papers/ranking_sentences/pilot/): with the paper's decoding both
 generators copy their input in >= 92 % of rounds and no chain survives the official repeat filter; refusing every
 earlier sentence of the chain (`refuse="chain"`, a stated deviation) with Qwen2.5-0.5B gives 15.1 distinct sentences
 per training list at 16 rounds.
