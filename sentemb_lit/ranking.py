@@ -15,59 +15,6 @@ from .decoding import _check_tokenizer
 __all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'PADDING', 'TARGETS', 'refine_similarity', 'listmle_loss',
            'ranking_target', 'RankStudent', 'same_tokenizer', 'chain_loss']
 
-# %% ../nbs/21_ranking_posttraining.ipynb #r21chk1
-def _check_float_tensor(x, what: str) -> torch.Tensor:
-    "A finite floating-point torch tensor."
-    check_type(x, what, torch.Tensor)
-    if not x.is_floating_point(): raise TypeError(f"{what} must be a floating tensor, got {x.dtype}")
-    return check_all_finite(x, what)
-
-def _check_square(M, what: str) -> torch.Tensor:
-    "A finite floating [K, K] matrix with K >= 2 (the similarities of one chain)."
-    check_type(M, what, torch.Tensor)
-    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] < 2:
-        raise ValueError(f"{what} must be a square [K, K] matrix with K >= 2, got shape {tuple(M.shape)}")
-    return _check_float_tensor(M, what)
-
-# %% ../nbs/21_ranking_posttraining.ipynb #r21chk2
-def _check_refine(phi, omega, index_mode) -> torch.Tensor:
-    "Algorithm 1's inputs: a chain's similarity matrix, a weight ω >= 0, the sign-test mode."
-    check_number(omega, "omega", ge=0)
-    check_choice(index_mode, "index_mode", INDEX_MODES)
-    return _check_square(phi, "phi")
-
-def _check_listmle(scores, target, reduction, form) -> None:
-    "Eq. 8's inputs: finite floating scores and target [R, K] of one shape, at least 1 row of at least 2 items."
-    _check_float_tensor(scores, "scores")
-    _check_float_tensor(target, "target")
-    if scores.ndim != 2 or scores.shape != target.shape:
-        raise ValueError(f"scores and target must be [R, K] of one shape, got {tuple(scores.shape)} and "
-                         f"{tuple(target.shape)}")
-    if scores.shape[0] == 0:
-        raise ValueError(f"scores has no rows (shape {tuple(scores.shape)}): ListMLE needs at least one ranking")
-    if scores.shape[1] < 2:
-        raise ValueError(f"a ranking needs at least 2 items per row, got scores of shape {tuple(scores.shape)}")
-    check_choice(reduction, "reduction", ("mean", "sum", "none"))
-    check_choice(form, "form", LISTMLE_FORMS)
-
-# %% ../nbs/21_ranking_posttraining.ipynb #r21chk3
-def _check_chain(chain, tau, tau2, max_length, student, tokenizer) -> list[str]:
-    "One chain of >= 2 sentences, temperatures > 0, and a max_length that fits the tokenizer and the student."
-    chain = check_sentences(chain, "chain")
-    if len(chain) < 2: raise ValueError(f"a chain needs at least 2 sentences, got {len(chain)}")
-    check_number(tau, "tau", gt=0)
-    check_number(tau2, "tau2", gt=0)
-    check_max_length(max_length, getattr(student, "encoder", None), tokenizer)
-    return chain
-
-# %% ../nbs/21_ranking_posttraining.ipynb #r21chk5
-def _check_encoder(encoder):
-    "A transformers encoder: a torch module whose `config` holds `hidden_size` (an int)."
-    check_type(encoder, "encoder", torch.nn.Module, "a transformers encoder (a torch.nn.Module)")
-    if not isinstance(getattr(getattr(encoder, "config", None), "hidden_size", None), int):
-        raise TypeError(f"encoder must be a transformers encoder with config.hidden_size, got {type(encoder).__name__}")
-    return encoder
-
 # %% ../nbs/21_ranking_posttraining.ipynb #c005
 INDEX_MODES = ("paper", "official")        # Algorithm 1 mode: Eq. 6's sign test, or the official code's
 
@@ -199,3 +146,56 @@ _MOVED = dict.fromkeys(("weights_fingerprint", "run_config", "posttrain", "colla
                         "load_pairs", "RECORD_VERSION", "posttrain_and_evaluate", "LR_GRID", "pick_by_dev",
                         "lr_folder", "select_lr"), "ranking_runs")
 keep_old_paths(__name__, _MOVED)
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk1
+def _check_float_tensor(x, what: str) -> torch.Tensor:
+    "A finite floating-point torch tensor."
+    check_type(x, what, torch.Tensor)
+    if not x.is_floating_point(): raise TypeError(f"{what} must be a floating tensor, got {x.dtype}")
+    return check_all_finite(x, what)
+
+def _check_square(M, what: str) -> torch.Tensor:
+    "A finite floating [K, K] matrix with K >= 2 (the similarities of one chain)."
+    check_type(M, what, torch.Tensor)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] < 2:
+        raise ValueError(f"{what} must be a square [K, K] matrix with K >= 2, got shape {tuple(M.shape)}")
+    return _check_float_tensor(M, what)
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk2
+def _check_refine(phi, omega, index_mode) -> torch.Tensor:
+    "Algorithm 1's inputs: a chain's similarity matrix, a weight ω >= 0, the sign-test mode."
+    check_number(omega, "omega", ge=0)
+    check_choice(index_mode, "index_mode", INDEX_MODES)
+    return _check_square(phi, "phi")
+
+def _check_listmle(scores, target, reduction, form) -> None:
+    "Eq. 8's inputs: finite floating scores and target [R, K] of one shape, at least 1 row of at least 2 items."
+    _check_float_tensor(scores, "scores")
+    _check_float_tensor(target, "target")
+    if scores.ndim != 2 or scores.shape != target.shape:
+        raise ValueError(f"scores and target must be [R, K] of one shape, got {tuple(scores.shape)} and "
+                         f"{tuple(target.shape)}")
+    if scores.shape[0] == 0:
+        raise ValueError(f"scores has no rows (shape {tuple(scores.shape)}): ListMLE needs at least one ranking")
+    if scores.shape[1] < 2:
+        raise ValueError(f"a ranking needs at least 2 items per row, got scores of shape {tuple(scores.shape)}")
+    check_choice(reduction, "reduction", ("mean", "sum", "none"))
+    check_choice(form, "form", LISTMLE_FORMS)
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk3
+def _check_chain(chain, tau, tau2, max_length, student, tokenizer) -> list[str]:
+    "One chain of >= 2 sentences, temperatures > 0, and a max_length that fits the tokenizer and the student."
+    chain = check_sentences(chain, "chain")
+    if len(chain) < 2: raise ValueError(f"a chain needs at least 2 sentences, got {len(chain)}")
+    check_number(tau, "tau", gt=0)
+    check_number(tau2, "tau2", gt=0)
+    check_max_length(max_length, getattr(student, "encoder", None), tokenizer)
+    return chain
+
+# %% ../nbs/21_ranking_posttraining.ipynb #r21chk5
+def _check_encoder(encoder):
+    "A transformers encoder: a torch module whose `config` holds `hidden_size` (an int)."
+    check_type(encoder, "encoder", torch.nn.Module, "a transformers encoder (a torch.nn.Module)")
+    if not isinstance(getattr(getattr(encoder, "config", None), "hidden_size", None), int):
+        raise TypeError(f"encoder must be a transformers encoder with config.hidden_size, got {type(encoder).__name__}")
+    return encoder
