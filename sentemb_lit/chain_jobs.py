@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 from tqdm.auto import tqdm
 from .checks import check_file, check_sentences, check_type
-from .chains import INSTRUCTIONS, MODES, RankingSettings, _decode_group, chain_code
+from .chains import INSTRUCTIONS, MODES, REFUSE, RankingSettings, _decode_group, chain_code
 from .io import CorruptFileError, KeyedStore, LockedError, append_jsonl, atomic_write_json, exclusive
 from .io import atomic_write_text, fingerprint, read_jsonl
 
@@ -52,6 +52,8 @@ def job_arg_parser() -> argparse.ArgumentParser:
         "step: its step-by-step instruction (Appendix A)")
     arg("--no-indent", dest="indent", action="store_false", help="drop the official 28-space indentation")
     arg("--few-shot", action="store_true", help="prepend one worked rewrite as an earlier chat turn")
+    arg("--refuse", choices=REFUSE, default="none", help="none: the paper's decoding; previous: a round may not "
+        "reproduce its input; chain: nor any earlier sentence of the chain (a stated deviation)")
     arg("--device", default=None)
     arg("--quiet", action="store_true", help="no progress bar")
     return ap

@@ -4,7 +4,7 @@
 
 # %% ../nbs/22_chains.ipynb #ch003
 from __future__ import annotations
-import ast, dataclasses, importlib.util, os, random, re
+import ast, dataclasses, importlib.util, os, random, re, unicodedata
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Callable, Sequence
@@ -15,11 +15,11 @@ from .checks import check_float_array, check_text, check_type
 from .decoding import _check_tokenizer, directional_generate
 
 # %% auto #0
-__all__ = ['RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INSTRUCTIONS', 'FEW_SHOT_EXAMPLE', 'FILTERS', 'LIST_INSTRUCTION',
+__all__ = ['RANKING_INSTRUCTION', 'STEP_INSTRUCTION', 'INSTRUCTIONS', 'FEW_SHOT_EXAMPLE', 'REFUSE', 'FILTERS', 'LIST_INSTRUCTION',
            'JOB_SETTINGS', 'MODES', 'instruction_text', 'ranking_prompt', 'clean_output', 'round_inputs',
-           'generate_chains', 'chain_flags', 'filter_chains', 'chain_stats', 'parse_numbered_list',
-           'generate_list_chains', 'shuffle_chains', 'RankingSettings', 'chain_code', 'chain_similarity',
-           'monotonicity', 'monotonicity_summary', 'plot_monotonicity']
+           'refused_sentences', 'generate_chains', 'chain_flags', 'filter_chains', 'normalise_sentence', 'chain_stats',
+           'parse_numbered_list', 'generate_list_chains', 'shuffle_chains', 'RankingSettings', 'chain_code',
+           'chain_similarity', 'monotonicity', 'monotonicity_summary', 'round_stats', 'plot_monotonicity']
 
 # %% ../nbs/22_chains.ipynb #c017
 RANKING_INSTRUCTION = ("Rewrite the following sentence or phrase using different words and sentence structure "
@@ -79,6 +79,14 @@ def round_inputs(chain: Sequence[str], r: int, lam_r: float) -> tuple:
     cond, neg = chain[r - 1], chain[max(r - 2, 0)]
     return (cond, None if lam_r == 0 or neg == cond else neg)
 
+REFUSE = ("none", "previous", "chain")
+
+def refused_sentences(chain: Sequence[str], r: int, refuse: str) -> tuple:
+    "The sentences round r may not reproduce: none, x(r-1), or every distinct x(0..r-1) (`refuse` ∈ REFUSE)."
+    check_choice(refuse, "refuse", REFUSE)
+    if refuse == "none": return ()
+    return (chain[r - 1],) if refuse == "previous" else tuple(dict.fromkeys(chain[:r]))
+
 def _append_round(rec: dict, o: dict | None, r: int):
     "Append round r's output `o` to a chain record; `o` None: a fixed point, the previous round's output again."
     if o is not None:
@@ -95,26 +103,28 @@ def _append_round(rec: dict, o: dict | None, r: int):
 def generate_chains(model, tokenizer, sources: Sequence[str], rounds: int = 32, lam: float = 0.5,
                     first_lam: float = 0.0, max_new_tokens: int = 100, batch_size: int = 16,
                     stop_at_newline: bool = True, prompt: str = "ours", indent: bool = True, few_shot: bool = False,
-                    show_progress: bool = False, skip_fixed_points: bool = True) -> list[dict]:
+                    show_progress: bool = False, skip_fixed_points: bool = True, refuse: str = "none") -> list[dict]:
     """Ranking chains for `sources`: dicts with `source`, `chain` ([x0 … xn], generation order), per-round `stops`
     and `raw` outputs, and `fixed_from` (first round reused from a fixed point, or None). λ applies to rounds 2..n,
-    `first_lam` to round 1 (paper: 0)."""
+    `first_lam` to round 1 (paper: 0). `refuse` ∈ REFUSE: which earlier sentences a round may not reproduce."""
     sources = [s.strip() for s in check_sentences(sources, "sources")]
     check_positive_int(rounds, "rounds")
     lam = check_number(lam, "lam", ge=0)
     first_lam = check_number(first_lam, "first_lam", ge=0)
+    check_choice(refuse, "refuse", REFUSE)
     recs = [dict(source=s, chain=[s], stops=[], raw=[], fixed_from=None) for s in sources]
     pr = lambda s: ranking_prompt(tokenizer, s if s.strip() else "...", prompt, indent, few_shot)
     last_inputs = [None] * len(recs)
     for r in tqdm(range(1, rounds + 1), desc="rounds", disable=not show_progress, leave=False):
         lam_r = first_lam if r == 1 else lam
-        inputs = [round_inputs(c["chain"], r, lam_r) for c in recs]
+        inputs = [round_inputs(c["chain"], r, lam_r) + (refused_sentences(c["chain"], r, refuse),) for c in recs]
         todo = [i for i in range(len(recs)) if not (skip_fixed_points and inputs[i] == last_inputs[i])]
         conds = [pr(recs[i]["chain"][r - 1]) for i in todo]
         negs = [pr(recs[i]["chain"][max(r - 2, 0)]) for i in todo]
         outs = dict(zip(todo, directional_generate(
             model, tokenizer, conds, negs, lam=lam_r, max_new_tokens=max_new_tokens, batch_size=batch_size,
-            stop_at_newline=stop_at_newline, return_details=True))) if todo else {}
+            stop_at_newline=stop_at_newline, return_details=True,
+            refuse=None if refuse == "none" else [list(inputs[i][2]) for i in todo]))) if todo else {}
         for i, c in enumerate(recs):
             _append_round(c, outs.get(i), r)     # not decoded: a fixed point repeats the previous round's output
         last_inputs = inputs
@@ -182,14 +192,22 @@ def _check_recs(recs, min_len: int = 1) -> Sequence[dict]:
         if len(c) < min_len: raise ValueError(f"recs[{i}]['chain'] has {len(c)} sentences; it needs >= {min_len}")
     return recs
 
+def normalise_sentence(s: str) -> str:
+    "`s` case-folded, punctuation dropped, white space collapsed: the form on which two sentences count as one."
+    check_type(s, "s", str)
+    s = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in s.casefold())
+    return " ".join(s.split())
+
 def chain_stats(recs: Sequence[dict]) -> dict:
-    "copy_rate, frozen fraction and mean distinct sentences of chain records."
+    "copy_rate, frozen fraction and mean distinct sentences of chain records (on normalised text)."
     _check_recs(recs, min_len=2)
-    if not recs: return {"n": 0, "copy_rate": None, "frozen": None, "distinct": None}
-    pairs = [(c[i], c[i + 1]) for r in recs for c in [r["chain"]] for i in range(len(c) - 1)]
+    if not recs: return {"n": 0, "copy_rate": None, "frozen": None, "distinct": None, "distinct_exact": None}
+    N = [[normalise_sentence(x) for x in r["chain"]] for r in recs]
+    pairs = [(c[i], c[i + 1]) for c in N for i in range(len(c) - 1)]
     return {"n": len(recs), "copy_rate": float(np.mean([a == b for a, b in pairs])),
-            "frozen": float(np.mean([r["chain"][-1] == r["chain"][-2] for r in recs])),
-            "distinct": float(np.mean([len(set(r["chain"])) for r in recs]))}
+            "frozen": float(np.mean([c[-1] == c[-2] for c in N])),
+            "distinct": float(np.mean([len(set(c)) for c in N])),
+            "distinct_exact": float(np.mean([len(set(r["chain"])) for r in recs]))}
 
 # %% ../nbs/22_chains.ipynb #c031
 LIST_INSTRUCTION = ("Your task is to take an input sentence and generate a sequence of {n} sentences that gradually "
@@ -252,7 +270,7 @@ def shuffle_chains(recs: Sequence[dict], seed: int = 0) -> list[dict]:
 
 # %% ../nbs/22_chains.ipynb #h2c01
 JOB_SETTINGS = ("model", "mode", "rounds", "lam", "first_lam", "max_new_tokens", "stop_at_newline", "prompt", "indent",
-                "few_shot")
+                "few_shot", "refuse")
 MODES = ("controlled", "step", "list")
 
 # %% ../nbs/22_chains.ipynb #h2c02
@@ -261,6 +279,7 @@ def _check_job_settings(s) -> None:
     check_text(s.model, "--model")
     check_choice(s.mode, "--mode", MODES)
     check_choice(s.prompt, "--prompt", INSTRUCTIONS)
+    check_choice(s.refuse, "--refuse", REFUSE)
     for k in ("rounds", "max_new_tokens", "batch_size"):
         v = getattr(s, k)
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -283,6 +302,7 @@ class RankingSettings:
     prompt: str = "ours"
     indent: bool = True
     few_shot: bool = False
+    refuse: str = "none"
     batch_size: int = 16
 
     def __post_init__(self):
@@ -302,7 +322,7 @@ def _decode_group(model, tokenizer, group: list[str], s: RankingSettings) -> lis
                                     batch_size=s.batch_size)
     return generate_chains(model, tokenizer, group, rounds=s.rounds, lam=s.lam, first_lam=s.first_lam,
                            max_new_tokens=s.max_new_tokens, batch_size=s.batch_size, stop_at_newline=s.stop_at_newline,
-                           prompt=s.prompt, indent=s.indent, few_shot=s.few_shot)
+                           prompt=s.prompt, indent=s.indent, few_shot=s.few_shot, refuse=s.refuse)
 
 # %% ../nbs/22_chains.ipynb #h2c09
 def _top_level(module: str) -> dict:
@@ -404,6 +424,22 @@ def monotonicity_summary(S: np.ndarray) -> dict:
     return {"n_chains": int(S.shape[0]), "spearman": float(m["spearman"].mean()),
             "triples": float(m["triples"].mean()), "drift": float(m["drift"].mean()),
             "sim_to_source": [float(x) for x in S[:, 0, :].mean(0)]}
+
+# %% ../nbs/22_chains.ipynb #c038r1
+def round_stats(recs: Sequence[dict], encode: Callable | None = None) -> dict:
+    "Per round r = 1..n (chains of one length): copy_rate, mean distinct among x(0..r), mean cos(x0, x(r)) if `encode`."
+    _check_recs(recs, min_len=2)
+    if not recs: raise ValueError("recs is empty: no rounds to describe")
+    n = len(recs[0]["chain"]) - 1
+    if any(len(r["chain"]) != n + 1 for r in recs): raise ValueError("round_stats needs chains of one length")
+    N = [[normalise_sentence(x) for x in r["chain"]] for r in recs]
+    out = {"round": list(range(1, n + 1)),
+           "copy_rate": [float(np.mean([c[r] == c[r - 1] for c in N])) for r in range(1, n + 1)],
+           "distinct": [float(np.mean([len(set(c[:r + 1])) for c in N])) for r in range(1, n + 1)]}
+    if encode is not None:
+        S = chain_similarity(encode, recs)
+        out["cos_to_source"] = [float(S[:, 0, r].mean()) for r in range(1, n + 1)]
+    return out
 
 # %% ../nbs/22_chains.ipynb #c039
 def _check_methods(S_by_method, path) -> dict:

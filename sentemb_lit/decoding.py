@@ -12,8 +12,8 @@ from tqdm.auto import tqdm
 from .checks import check_positive_int, check_text, check_type
 
 # %% auto #0
-__all__ = ['MIN_SHARED_PREFIX', 'guided_scores', 'eos_token_ids', 'token_classes', 'common_prefix_len', 'directional_generate',
-           'hf_guided_generate', 'hf_guided_generate_batch']
+__all__ = ['MIN_SHARED_PREFIX', 'guided_scores', 'eos_token_ids', 'token_classes', 'common_prefix_len', 'refused_token_ids',
+           'directional_generate', 'hf_guided_generate', 'hf_guided_generate_batch']
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c005a
 def _check_lam(lam, what: str = "lam") -> float:
@@ -286,6 +286,27 @@ def _take_tokens(nxt: list[int], alive: list[int], out: list[dict], started: lis
         keep.append(k)
     return keep
 
+# %% ../nbs/20_contrastive_decoding.ipynb #c008r1
+_END_PUNCT = ".!?;:,…\"'`)]}»” \t\n"
+
+def refused_token_ids(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
+    "𝓑 for `sentences`: each without trailing punctuation, tokenized bare and after a space (no special tokens)."
+    if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
+    if isinstance(sentences, (str, bytes)) or not isinstance(sentences, (list, tuple)) \
+            or not all(isinstance(s, str) for s in sentences):
+        raise TypeError(f"sentences must be a list of sentences (str), got {sentences!r:.80}")
+    B = []
+    for s in sentences:
+        core = s.strip().rstrip(_END_PUNCT)
+        for text in ((core, " " + core) if core else ()):
+            b = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+            if b and b not in B: B.append(b)
+    return B
+
+def _refused_next(y: list[int], B: list[list[int]]) -> list[int]:
+    "The tokens v refused after the generated tokens `y`: b_m of every b in 𝓑 whose b_{1:m-1} ends y."
+    return [b[-1] for b in B if len(b) - 1 <= len(y) and y[len(y) - len(b) + 1:] == b[:-1]]
+
 # %% ../nbs/20_contrastive_decoding.ipynb #c008g
 def _step_mask(model, cache, mask: torch.Tensor, max_new_tokens: int):
     """The decoding steps' attention mask, built once: a bool [rows, 1, 1, positions] buffer whose views are the 4D
@@ -299,8 +320,9 @@ def _step_mask(model, cache, mask: torch.Tensor, max_new_tokens: int):
 
 @torch.inference_mode()
 def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos: set, pad_id: int,
-                  newline_ids=None, blank_ids=None, share_prefix: bool = True, base=None) -> list[dict]:
-    "Greedy Eq. 4 decoding of one batch of chains; per row: generated ids (no EOS) and why it stopped."
+                  newline_ids=None, blank_ids=None, share_prefix: bool = True, base=None, refuse=None) -> list[dict]:
+    """Greedy Eq. 4 decoding of one batch of chains; per row: generated ids (no EOS) and why it stopped. `refuse[i]`:
+    row i's 𝓑 (None: nothing refused)."""
     B, guided = len(cond_ids), lam != 0
     rows = list(cond_ids) + (list(neg_ids) if guided else [])
     device = next(model.parameters()).device
@@ -319,7 +341,12 @@ def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos
                               past_key_values=cache, use_cache=True)
         logp = torch.log_softmax(logits.float(), dim=-1)
         n = len(alive)
-        nxt = _eq4(logp[:n], logp[n:] if guided else None, lam).argmax(-1).tolist()
+        s = _eq4(logp[:n], logp[n:] if guided else None, lam)
+        if refuse is not None:
+            for k, r in enumerate(alive):
+                v = _refused_next(out[r]["ids"], refuse[r])
+                if v: s[k, v] = float("-inf")                    # s̃ of the refusal rule
+        nxt = s.argmax(-1).tolist()
         keep = _take_tokens(nxt, alive, out, started, eos, newline_ids, blank_ids)
         if not keep or t == max_new_tokens - 1: break
         if len(keep) < n:
@@ -355,6 +382,17 @@ def _check_room(model, cond_ids, neg_ids, max_new_tokens: int):
             raise ValueError(f"{name}[{i}] has {len(ids[i])} tokens; with max_new_tokens={max_new_tokens} "
                              f"that exceeds the {limit} positions of {type(model).__name__}")
 
+def _check_refuse(refuse, n: int, tokenizer) -> list | None:
+    "Each row's 𝓑 from `refuse` (None, or one list of sentences per prompt)."
+    if refuse is None: return None
+    if isinstance(refuse, (str, bytes)) or not isinstance(refuse, (list, tuple)) or len(refuse) != n:
+        raise ValueError(f"refuse must be None or one list of sentences per prompt ({n}), got {refuse!r:.80}")
+    out = []
+    for i, r in enumerate(refuse):
+        try: out.append(refused_token_ids(tokenizer, r))
+        except TypeError as e: raise TypeError(f"refuse[{i}]: {e}") from None
+    return out
+
 def _check_decoding_args(cond_prompts, neg_prompts, lam, max_new_tokens, batch_size) -> tuple:
     "(cond_prompts, neg_prompts, lam) checked; the negative prompts default to the conditional ones when λ = 0."
     cond_prompts = _check_prompts(cond_prompts, "cond_prompts")
@@ -373,12 +411,13 @@ def _check_decoding_args(cond_prompts, neg_prompts, lam, max_new_tokens, batch_s
 def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prompts: Sequence[str] | None = None,
                          lam: float = 0.5, max_new_tokens: int = 100, batch_size: int = 16,
                          stop_at_newline: bool = False, return_details: bool = False,
-                         show_progress: bool = False, share_prefix: bool = True) -> list:
+                         show_progress: bool = False, share_prefix: bool = True,
+                         refuse: Sequence[Sequence[str]] | None = None) -> list:
     """Greedy decoding with Eq. 4 (γ = 1+λ) for many chains at once: row i continues `cond_prompts[i]` with the negative
     stream `neg_prompts[i]`. Prompts are plain strings, tokenized as `tokenizer(prompt)` does by default (apply a chat
     template before). Returns the generated texts (special tokens skipped), or with `return_details` dicts with
     `text`, `ids`, `stop` ∈ {eos, length, newline}. `share_prefix` computes the prompts' common token prefix once
-    per call."""
+    per call. `refuse[i]`: sentences row i may not reproduce (`refused_token_ids`; None: the paper's decoding)."""
     if not callable(model): raise TypeError(f"model must be a causal language model, got {type(model).__name__}")
     _check_tokenizer(tokenizer, "decode", "pad_token_id")
     cond_prompts, neg_prompts, lam = _check_decoding_args(cond_prompts, neg_prompts, lam, max_new_tokens, batch_size)
@@ -388,6 +427,7 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
     cond_ids = [tokenizer(p)["input_ids"] for p in cond_prompts]
     neg_ids = [tokenizer(p)["input_ids"] for p in neg_prompts] if lam != 0 else cond_ids
     _check_room(model, cond_ids, neg_ids, max_new_tokens)
+    B = _check_refuse(refuse, len(cond_ids), tokenizer)
     order = sorted(range(len(cond_ids)), key=lambda i: -(max(len(cond_ids[i]), len(neg_ids[i]))))
     share_prefix = bool(share_prefix)
     base = None                                  # the prefix of all prompts, run once when there are several batches
@@ -398,7 +438,8 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
     for s in range(0, len(order), batch_size):
         idx = order[s:s + batch_size]
         outs = _decode_batch(model, [cond_ids[i] for i in idx], [neg_ids[i] for i in idx], lam, max_new_tokens, eos,
-                             pad_id, newline_ids, blank_ids, share_prefix=share_prefix, base=base)
+                             pad_id, newline_ids, blank_ids, share_prefix=share_prefix, base=base,
+                             refuse=None if B is None else [B[i] for i in idx])
         for i, o in zip(idx, outs):
             text = tokenizer.decode(o["ids"], skip_special_tokens=True)
             o["text"] = _cut_newline(text) if stop_at_newline else text
@@ -409,8 +450,9 @@ def directional_generate(model, tokenizer, cond_prompts: Sequence[str], neg_prom
 
 # %% ../nbs/20_contrastive_decoding.ipynb #c010
 def hf_guided_generate(model, tokenizer, cond_prompt: str, neg_prompt: str, lam: float = 0.5,
-                       max_new_tokens: int = 100) -> list[int]:
-    "Reference: transformers' guidance-scale greedy generate for one row; generated ids without the final EOS."
+                       max_new_tokens: int = 100, bad_words_ids: list[list[int]] | None = None) -> list[int]:
+    """Reference: transformers' guidance-scale greedy generate for one row; generated ids without the final EOS.
+    `bad_words_ids`: transformers' refused sequences (`NoBadWordsLogitsProcessor`)."""
     check_text(cond_prompt, "cond_prompt")
     check_text(neg_prompt, "neg_prompt")
     lam = _check_lam(lam)
@@ -418,9 +460,9 @@ def hf_guided_generate(model, tokenizer, cond_prompt: str, neg_prompt: str, lam:
     n = tokenizer(neg_prompt, return_tensors="pt")["input_ids"].to(model.device)
     eos = eos_token_ids(model, tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos)
-    kw = {}
+    kw = {} if not bad_words_ids else dict(bad_words_ids=bad_words_ids)
     if lam != 0:
-        kw = dict(guidance_scale=1.0 + lam, negative_prompt_ids=n, negative_prompt_attention_mask=torch.ones_like(n))
+        kw |= dict(guidance_scale=1.0 + lam, negative_prompt_ids=n, negative_prompt_attention_mask=torch.ones_like(n))
     with torch.inference_mode():
         g = model.generate(c, attention_mask=torch.ones_like(c), do_sample=False, max_new_tokens=max_new_tokens,
                            pad_token_id=pad, **kw)[0, c.shape[1]:].tolist()

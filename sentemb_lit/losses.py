@@ -12,83 +12,8 @@ import torch.nn.functional as F
 from .checks import check_choice, check_flag, check_number
 
 # %% auto #0
-__all__ = ['REDUCTIONS', 'NCE_LAYOUTS', 'COS_SOURCES', 'NEGATIVE_COS_MODES', 'ICTM_OPTIONS', 'LOSS_TERMS', 'TABLE_X_ABLATIONS',
+__all__ = ['ICTM_OPTIONS', 'LOSS_TERMS', 'TABLE_X_ABLATIONS', 'REDUCTIONS', 'NCE_LAYOUTS', 'COS_SOURCES', 'NEGATIVE_COS_MODES',
            'tmc_loss', 'tmc_loss_kt', 'info_nce', 'cross_info_nce', 'icnce', 'tmc_dynamic', 'ictm_loss', 'jtcse_loss']
-
-# %% ../nbs/10_tensor_modulus_loss.ipynb #c006
-REDUCTIONS = ("mean", "sum", "none")
-NCE_LAYOUTS = ("2b", "b")
-COS_SOURCES = ("cls", "pooler")
-NEGATIVE_COS_MODES = ("clamp", "softplus")
-
-# %% ../nbs/10_tensor_modulus_loss.ipynb #c006a
-def _check_tensor(x, name: str, ndim: int | None = None) -> torch.Tensor:
-    "A non-empty, finite, floating-point tensor with at least one dimension (exactly `ndim` if given)."
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor (float16/32/64, bfloat16), got dtype {x.dtype}")
-    if x.dim() < 1 or (ndim is not None and x.dim() != ndim):
-        raise ValueError(f"{name} must be {ndim or 'at least 1'}-D, got shape {tuple(x.shape)}")
-    if x.numel() == 0:
-        raise ValueError(f"{name} is empty (shape {tuple(x.shape)})")
-    if not torch.isfinite(x).all():
-        raise ValueError(f"{name} contains NaN or inf values")
-    return x
-
-# %% ../nbs/10_tensor_modulus_loss.ipynb #c006b
-def _check_interleaved(x, name: str):
-    "A [2B, d] matrix whose rows 2k, 2k+1 are the two copies of sentence k."
-    if x.shape[0] % 2 or x.shape[0] < 2:
-        raise ValueError(f"{name} has {x.shape[0]} rows; the '2b' layout needs an even number of rows >= 2 "
-                         f"(rows 2k and 2k+1 are the two copies of sentence k)")
-
-def _check_pair(a, b, na: str, nb: str, ndim: int | None = None, interleaved: bool = False):
-    "Two checked tensors of one shape, dtype and device (interleaved: an even number >= 2 of rows)."
-    _check_tensor(a, na, ndim)
-    _check_tensor(b, nb, ndim)
-    if a.shape != b.shape:
-        raise ValueError(f"{na} and {nb} must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}")
-    if a.dtype != b.dtype or a.device != b.device:
-        raise TypeError(f"{na} and {nb} must have the same dtype and device, got {a.dtype}/{a.device} and "
-                        f"{b.dtype}/{b.device}")
-    if interleaved:
-        _check_interleaved(a, na)
-
-# %% ../nbs/10_tensor_modulus_loss.ipynb #c006x
-def _check_positive(value, name: str, upper: float | None = None):
-    "A finite real number in (0, upper] (or (0, inf))."
-    check_number(value, name, gt=0, le=upper)
-
-# %% ../nbs/10_tensor_modulus_loss.ipynb #c006x2
-def _check_R(R, name: str = "R"):
-    valid_int = isinstance(R, numbers.Integral) and not isinstance(R, bool) and R in (0, 1)
-    if not (R is None or valid_int or (isinstance(R, str) and R == "both")):
-        raise ValueError(f"{name} must be 1 (rows from tower I), 0 (rows from tower II), 'both' or None (random), "
-                         f"got {R!r}")
-
-def _check_generator(g, name: str = "generator"):
-    if g is not None and not isinstance(g, torch.Generator):
-        raise TypeError(f"{name} must be a torch.Generator or None, got {type(g).__name__}")
-
-# %% ../nbs/10_tensor_modulus_loss.ipynb #c006y
-_OPTION_CHECKS = {
-    "reduction": lambda v, n: check_choice(v, n, REDUCTIONS),
-    "layout": lambda v, n: check_choice(v, n, NCE_LAYOUTS),
-    "nce_layout": lambda v, n: check_choice(v, n, NCE_LAYOUTS),
-    "cos_source": lambda v, n: check_choice(v, n, COS_SOURCES),
-    "negative_cos": lambda v, n: check_choice(v, n, NEGATIVE_COS_MODES),
-    "temperature": _check_positive, "eps": _check_positive, "soft_delta": _check_positive,
-    "clamp_value": lambda v, n: _check_positive(v, n, upper=1.0),
-    "half": check_flag, "mask_same_copy": check_flag, "R": _check_R, "generator": _check_generator,
-    "weights": lambda v, n: _check_weights(v), "ictm_kw": lambda v, n: _check_ictm_kw(v),
-}
-
-# %% ../nbs/10_tensor_modulus_loss.ipynb #c006y2
-def _check_options(**options):
-    "Check keyword options by their names (see _OPTION_CHECKS)."
-    for name, value in options.items():
-        _OPTION_CHECKS[name](value, name)
 
 # %% ../nbs/10_tensor_modulus_loss.ipynb #c009
 def _reduce(v: torch.Tensor, reduction: str) -> torch.Tensor:
@@ -374,3 +299,78 @@ def jtcse_loss(l1: torch.Tensor, l2: torch.Tensor, p1: torch.Tensor | None = Non
         total = total + w["ictm"] * it
     logs["loss"] = float(total.detach())
     return total, logs
+
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006
+REDUCTIONS = ("mean", "sum", "none")
+NCE_LAYOUTS = ("2b", "b")
+COS_SOURCES = ("cls", "pooler")
+NEGATIVE_COS_MODES = ("clamp", "softplus")
+
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006a
+def _check_tensor(x, name: str, ndim: int | None = None) -> torch.Tensor:
+    "A non-empty, finite, floating-point tensor with at least one dimension (exactly `ndim` if given)."
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor (float16/32/64, bfloat16), got dtype {x.dtype}")
+    if x.dim() < 1 or (ndim is not None and x.dim() != ndim):
+        raise ValueError(f"{name} must be {ndim or 'at least 1'}-D, got shape {tuple(x.shape)}")
+    if x.numel() == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(x.shape)})")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} contains NaN or inf values")
+    return x
+
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006b
+def _check_interleaved(x, name: str):
+    "A [2B, d] matrix whose rows 2k, 2k+1 are the two copies of sentence k."
+    if x.shape[0] % 2 or x.shape[0] < 2:
+        raise ValueError(f"{name} has {x.shape[0]} rows; the '2b' layout needs an even number of rows >= 2 "
+                         f"(rows 2k and 2k+1 are the two copies of sentence k)")
+
+def _check_pair(a, b, na: str, nb: str, ndim: int | None = None, interleaved: bool = False):
+    "Two checked tensors of one shape, dtype and device (interleaved: an even number >= 2 of rows)."
+    _check_tensor(a, na, ndim)
+    _check_tensor(b, nb, ndim)
+    if a.shape != b.shape:
+        raise ValueError(f"{na} and {nb} must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.dtype != b.dtype or a.device != b.device:
+        raise TypeError(f"{na} and {nb} must have the same dtype and device, got {a.dtype}/{a.device} and "
+                        f"{b.dtype}/{b.device}")
+    if interleaved:
+        _check_interleaved(a, na)
+
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006x
+def _check_positive(value, name: str, upper: float | None = None):
+    "A finite real number in (0, upper] (or (0, inf))."
+    check_number(value, name, gt=0, le=upper)
+
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006x2
+def _check_R(R, name: str = "R"):
+    valid_int = isinstance(R, numbers.Integral) and not isinstance(R, bool) and R in (0, 1)
+    if not (R is None or valid_int or (isinstance(R, str) and R == "both")):
+        raise ValueError(f"{name} must be 1 (rows from tower I), 0 (rows from tower II), 'both' or None (random), "
+                         f"got {R!r}")
+
+def _check_generator(g, name: str = "generator"):
+    if g is not None and not isinstance(g, torch.Generator):
+        raise TypeError(f"{name} must be a torch.Generator or None, got {type(g).__name__}")
+
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006y
+_OPTION_CHECKS = {
+    "reduction": lambda v, n: check_choice(v, n, REDUCTIONS),
+    "layout": lambda v, n: check_choice(v, n, NCE_LAYOUTS),
+    "nce_layout": lambda v, n: check_choice(v, n, NCE_LAYOUTS),
+    "cos_source": lambda v, n: check_choice(v, n, COS_SOURCES),
+    "negative_cos": lambda v, n: check_choice(v, n, NEGATIVE_COS_MODES),
+    "temperature": _check_positive, "eps": _check_positive, "soft_delta": _check_positive,
+    "clamp_value": lambda v, n: _check_positive(v, n, upper=1.0),
+    "half": check_flag, "mask_same_copy": check_flag, "R": _check_R, "generator": _check_generator,
+    "weights": lambda v, n: _check_weights(v), "ictm_kw": lambda v, n: _check_ictm_kw(v),
+}
+
+# %% ../nbs/10_tensor_modulus_loss.ipynb #c006y2
+def _check_options(**options):
+    "Check keyword options by their names (see _OPTION_CHECKS)."
+    for name, value in options.items():
+        _OPTION_CHECKS[name](value, name)

@@ -15,56 +15,6 @@ __all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'BATCH_OVERHE
            'split_template', 'normalize_sentence', 'fill_template', 'prompt_ids', 'shared_prefix_len', 'PromptEncoder',
            'encode_distributed']
 
-# %% ../nbs/30_prompt_embedding.ipynb #ic01
-def _check_model(model, what: str = "model"):
-    "A transformers model: a torch module with a config."
-    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
-        raise TypeError(f"{what} must be a transformers model (a torch.nn.Module with a config), "
-                        f"got {type(model).__name__}")
-    return model
-
-def _check_tokenizer(tokenizer):
-    "A Hugging Face tokenizer (callable, with `convert_ids_to_tokens`)."
-    if not callable(tokenizer) or not hasattr(tokenizer, "convert_ids_to_tokens"):
-        raise TypeError(f"tokenizer must be a Hugging Face tokenizer, got {type(tokenizer).__name__}")
-    return tokenizer
-
-# %% ../nbs/30_prompt_embedding.ipynb #ic04
-def _check_layer(layer, n_layers: int) -> int:
-    "A hidden-state index of a model with `n_layers` blocks: an int in -(n_layers + 1)..n_layers."
-    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
-        raise TypeError(f"layer must be an int (-1 last, -2 penultimate, ...), got {type(layer).__name__}")
-    if not -(n_layers + 1) <= layer <= n_layers:
-        raise ValueError(f"layer={layer} is out of range for a model with {n_layers} layers: "
-                         f"use {-(n_layers + 1)}..{n_layers} (-1 = last hidden state, -2 = penultimate)")
-    return int(layer)
-
-def _check_layers(layers, default: int, n_layers: int) -> list[int]:
-    "The layers one encode call reads: [default] for None, else each index checked (an int is a list of one)."
-    if layers is None: return [default]
-    layers = [layers] if isinstance(layers, (int, np.integer)) else list(layers)
-    if not layers: raise ValueError("layers is empty: give at least one layer index")
-    return [_check_layer(l, n_layers) for l in layers]
-
-# %% ../nbs/30_prompt_embedding.ipynb #ic06
-def _device(device, model) -> torch.device:
-    "`device` as a torch.device (None: where the model's parameters are)."
-    if device is None:
-        return next(model.parameters()).device
-    try:
-        return torch.device(device)
-    except (RuntimeError, TypeError) as e:
-        raise ValueError(f"device must be a torch device or a name like 'cpu' / 'cuda:0', got {device!r}") from e
-
-def _check_ids(ids, prefix_ids) -> None:
-    "Two sequences of token ids (ints), the first one non-empty."
-    for name, v in (("ids", ids), ("prefix_ids", prefix_ids)):
-        if isinstance(v, (str, bytes)) or not (hasattr(v, "__len__") and hasattr(v, "__iter__")) \
-                or not all(isinstance(i, (int, np.integer)) for i in v):
-            raise TypeError(f"{name} must be a sequence of token ids (ints), got {v!r:.80}")
-    if len(ids) == 0:
-        raise ValueError("ids is empty: a prompt needs at least one token")
-
 # %% ../nbs/30_prompt_embedding.ipynb #c005
 SLOT = "{sentence}"
 
@@ -436,3 +386,53 @@ from .moved import keep_old_paths
 _MOVED = dict.fromkeys(("MASK_EOS", "MASK_AGGREGATIONS", "mask_template", "normalize_for_eos", "MaskPromptEncoder"),
                        "mask_prompting")
 keep_old_paths(__name__, _MOVED)
+
+# %% ../nbs/30_prompt_embedding.ipynb #ic01
+def _check_model(model, what: str = "model"):
+    "A transformers model: a torch module with a config."
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+        raise TypeError(f"{what} must be a transformers model (a torch.nn.Module with a config), "
+                        f"got {type(model).__name__}")
+    return model
+
+def _check_tokenizer(tokenizer):
+    "A Hugging Face tokenizer (callable, with `convert_ids_to_tokens`)."
+    if not callable(tokenizer) or not hasattr(tokenizer, "convert_ids_to_tokens"):
+        raise TypeError(f"tokenizer must be a Hugging Face tokenizer, got {type(tokenizer).__name__}")
+    return tokenizer
+
+# %% ../nbs/30_prompt_embedding.ipynb #ic04
+def _check_layer(layer, n_layers: int) -> int:
+    "A hidden-state index of a model with `n_layers` blocks: an int in -(n_layers + 1)..n_layers."
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
+        raise TypeError(f"layer must be an int (-1 last, -2 penultimate, ...), got {type(layer).__name__}")
+    if not -(n_layers + 1) <= layer <= n_layers:
+        raise ValueError(f"layer={layer} is out of range for a model with {n_layers} layers: "
+                         f"use {-(n_layers + 1)}..{n_layers} (-1 = last hidden state, -2 = penultimate)")
+    return int(layer)
+
+def _check_layers(layers, default: int, n_layers: int) -> list[int]:
+    "The layers one encode call reads: [default] for None, else each index checked (an int is a list of one)."
+    if layers is None: return [default]
+    layers = [layers] if isinstance(layers, (int, np.integer)) else list(layers)
+    if not layers: raise ValueError("layers is empty: give at least one layer index")
+    return [_check_layer(l, n_layers) for l in layers]
+
+# %% ../nbs/30_prompt_embedding.ipynb #ic06
+def _device(device, model) -> torch.device:
+    "`device` as a torch.device (None: where the model's parameters are)."
+    if device is None:
+        return next(model.parameters()).device
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise ValueError(f"device must be a torch device or a name like 'cpu' / 'cuda:0', got {device!r}") from e
+
+def _check_ids(ids, prefix_ids) -> None:
+    "Two sequences of token ids (ints), the first one non-empty."
+    for name, v in (("ids", ids), ("prefix_ids", prefix_ids)):
+        if isinstance(v, (str, bytes)) or not (hasattr(v, "__len__") and hasattr(v, "__iter__")) \
+                or not all(isinstance(i, (int, np.integer)) for i in v):
+            raise TypeError(f"{name} must be a sequence of token ids (ints), got {v!r:.80}")
+    if len(ids) == 0:
+        raise ValueError("ids is empty: a prompt needs at least one token")

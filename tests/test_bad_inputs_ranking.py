@@ -1,10 +1,11 @@
-"""Bad inputs to sentemb_lit.ranking, the guided decoder (sentemb_lit.decoding), the chains (sentemb_lit.chains) and the
+"""Bad inputs to sentemb_lit.ranking and its runs (sentemb_lit.ranking_runs), the guided decoder (sentemb_lit.decoding), the chains (sentemb_lit.chains) and the
 ranking-chain job (sentemb_lit.cli): each gives a clear error of the right type whose message names the offending
 argument or file."""
-import json, math
+import json, math, shutil
+from pathlib import Path
 import numpy as np
 import pytest, torch
-from sentemb_lit import ranking as R
+from sentemb_lit import ranking as R, ranking_runs as RR
 from sentemb_lit import chains as C, decoding as D
 from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.io import CorruptFileError, IntegrityError, LockedError, exclusive, write_json_verified
@@ -88,39 +89,74 @@ CH = [["A man plays.", "A man plays a song.", "Someone sings."]]
     (CH, {"index_mode": "code"}, ValueError, "Unknown index_mode 'code'"),
 ])
 def test_posttrain(tmp_path, chains, kw, err, msg):
-    with pytest.raises(err, match=msg): R.posttrain(chains, tmp_path / "run", student=tiny_bert(seed=0), **kw)
+    with pytest.raises(err, match=msg): RR.posttrain(chains, tmp_path / "run", student=tiny_bert(seed=0), **kw)
 
 
 def test_run_config_unknown_argument():
     with pytest.raises(TypeError, match=r"unknown posttrain argument\(s\) \['learning_rate'\]"):
-        R.run_config(CH, learning_rate=1e-5)
+        RR.run_config(CH, learning_rate=1e-5)
 
 
 def test_cached_run_with_other_config_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    cfg = R.run_config(CH, lr=1e-5, seed=1)
+    cfg = RR.run_config(CH, lr=1e-5, seed=1)
     write_json_verified(run / "result.json", {"config": cfg | {"listmle_form": "official"}})
     with pytest.raises(ValueError, match="result.json was written with another config .*listmle_form"):
-        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+        RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
     write_json_verified(run / "result.json", {"scores": {}})
     with pytest.raises(ValueError, match="result.json holds no run config"):
-        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+        RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+
+
+def test_cached_run_made_by_other_code_is_refused(tmp_path, monkeypatch):
+    "The code part of a run's key: after an edit of the code a run reaches (its hash, monkeypatched) the cache is refused."
+    run = tmp_path / "run"
+    run.mkdir()
+    stored = {"record_version": 3, "config": RR.run_config(CH, seed=1), "code": RR.code_hash(*RR.RUN_CODE), "scores": {}}
+    write_json_verified(run / "result.json", stored)
+    assert RR.posttrain_and_evaluate(CH, run, seed=1)["code"] == stored["code"]          # the same code: served
+    monkeypatch.setattr(RR, "code_hash", lambda *roots: "f" * 64)                         # the reached code was edited
+    with pytest.raises(ValueError, match=r"result\.json was written by other code \{'code': \('[0-9a-f]{16}', "
+                                         r"'ffffffffffffffff'\)\}"):
+        RR.posttrain_and_evaluate(CH, run, seed=1)
+    assert sorted(p.name for p in run.iterdir()) == ["result.json"]                      # refused before any training
+    monkeypatch.undo()
+    write_json_verified(run / "result.json", {k: v for k, v in stored.items() if k != "code"})   # before code keys
+    with pytest.raises(ValueError, match=r"result\.json holds no code part"):
+        RR.posttrain_and_evaluate(CH, run, seed=1)
+
+
+def test_the_code_part_follows_the_code_a_run_reaches(tmp_path):
+    "An edit of reached code (the official ListMLE's epsilon) changes the code part; one of unreached code does not."
+    from sentemb_lit.code_keys import reached_code
+    from sentemb_lit.io import fingerprint
+    pkg = tmp_path / "sentemb_lit"
+    shutil.copytree(Path(RR.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    part = lambda: fingerprint({"reached": reached_code(*RR.RUN_CODE, package=pkg)})
+    before = part()
+    assert before == RR.code_hash(*RR.RUN_CODE)                                           # the copy is the package
+    runs = pkg / "ranking_runs.py"
+    runs.write_text(runs.read_text().replace('ties: the first lr in lrs"}', 'ties: the first lr"}'))
+    assert runs.read_text() != (Path(RR.__file__)).read_text() and part() == before       # select_lr: no run reaches it
+    ranking = pkg / "ranking.py"
+    ranking.write_text(ranking.read_text().replace("OFFICIAL_EPS = 1e-7", "OFFICIAL_EPS = 1e-8"))
+    assert part() != before                                                               # reached by every run
 
 
 def test_cached_run_that_was_edited_or_never_hashed_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    write_json_verified(run / "result.json", {"config": R.run_config(CH, lr=1e-5, seed=1), "scores": {"avg": 50.0}})
+    write_json_verified(run / "result.json", {"config": RR.run_config(CH, lr=1e-5, seed=1), "scores": {"avg": 50.0}})
     (run / "result.json").write_text((run / "result.json").read_text().replace("50.0", "99.0"))
     with pytest.raises(IntegrityError, match=r"result\.json: content hash mismatch"):
-        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
-    (run / "result.json").write_text(json.dumps({"config": R.run_config(CH, lr=1e-5, seed=1), "scores": {}}))
+        RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+    (run / "result.json").write_text(json.dumps({"config": RR.run_config(CH, lr=1e-5, seed=1), "scores": {}}))
     with pytest.raises(IntegrityError, match=r"result\.json has no content hash.*seal_json"):
-        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+        RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
     (run / "result.json").write_text("{torn")
     with pytest.raises(CorruptFileError, match=r"result\.json:1: not valid JSON"):
-        R.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
+        RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +261,7 @@ def test_chain_loss_max_length(models, kw, err, msg):
 def test_posttrain_counts_and_flags(tmp_path, kw, err, msg):
     "Checked before a model is loaded or a file written."
     with pytest.raises(err, match=msg):
-        R.posttrain(CH, tmp_path / "run", student=tiny_bert(seed=0), **kw)
+        RR.posttrain(CH, tmp_path / "run", student=tiny_bert(seed=0), **kw)
     assert not (tmp_path / "run").exists()
 
 
@@ -279,7 +315,56 @@ def test_filter_chains_min_repeat(min_repeat, err):
 def test_load_pairs_names_a_damaged_file(tmp_path):
     (tmp_path / "pairs.npz").write_bytes(b"not an npz")
     with pytest.raises(ValueError, match=r"cannot read the pairs file .*pairs\.npz"):
-        R.load_pairs(tmp_path / "pairs.npz")
+        RR.load_pairs(tmp_path / "pairs.npz")
     np.savez(tmp_path / "odd.npz", nodot=np.zeros(2))
     with pytest.raises(ValueError, match=r"cannot read the pairs file .*odd\.npz"):
-        R.load_pairs(tmp_path / "odd.npz")
+        RR.load_pairs(tmp_path / "odd.npz")
+
+
+def test_weights_fingerprint_needs_a_module():
+    with pytest.raises(TypeError, match="module must be a torch.nn.Module"): RR.weights_fingerprint({"w": torch.ones(2)})
+    with pytest.raises(TypeError, match="module must be"): RR.weights_fingerprint(None)
+
+
+@pytest.mark.parametrize("kw,err,msg", [
+    (dict(arm=1), TypeError, "arm must be a non-empty str label"),
+    (dict(arm=""), TypeError, "arm must be a non-empty str label"),
+    (dict(keep_pairs="yes"), TypeError, "keep_pairs must be True or False"),
+    (dict(learning_rate=1e-5), TypeError, r"unknown posttrain argument\(s\) \['learning_rate'\]"),
+])
+def test_posttrain_and_evaluate_arguments(tmp_path, kw, err, msg):
+    with pytest.raises(err, match=msg): RR.posttrain_and_evaluate(CH, tmp_path / "run", **kw)
+    assert not (tmp_path / "run").exists()                     # refused before any file
+
+
+def test_a_cached_run_of_another_arm_is_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    write_json_verified(run / "result.json", {"record_version": 3, "arm": "method", "config": RR.run_config(CH, seed=1),
+                                              "code": RR.code_hash(*RR.RUN_CODE)})
+    assert RR.posttrain_and_evaluate(CH, run, seed=1, arm="method")["arm"] == "method"
+    with pytest.raises(ValueError, match="holds the run of arm 'method', not 'semantic only'"):
+        RR.posttrain_and_evaluate(CH, run, seed=1, arm="semantic only")
+
+
+@pytest.mark.parametrize("kw,err,msg", [
+    (dict(lrs=()), TypeError, "lrs must be a non-empty sequence"),
+    (dict(lrs="1e-5"), TypeError, "lrs must be a non-empty sequence"),
+    (dict(lrs=(1e-5, 0.0)), ValueError, r"lrs\[1\] must be a finite number > 0, got 0.0"),
+    (dict(lrs=(1e-5, 1e-5)), ValueError, "holds a learning rate twice"),
+    (dict(lr=1e-5), TypeError, "select_lr sets lr itself"),
+    (dict(run_root=None), TypeError, "run_root must be a path"),
+])
+def test_select_lr_arguments(tmp_path, kw, err, msg):
+    args = dict(run_root=tmp_path / "grid") | kw
+    with pytest.raises(err, match=msg): RR.select_lr(CH, **args)
+    assert not (tmp_path / "grid").exists()
+
+
+@pytest.mark.parametrize("runs,err,msg", [
+    ([], TypeError, "runs must be a dict"),
+    ({}, ValueError, "runs is empty"),
+    ({1e-5: {"best_dev": None}}, ValueError, r"runs for lr \[1e-05\] have no best_dev"),
+])
+def test_pick_by_dev_arguments(runs, err, msg):
+    with pytest.raises(err, match=msg): RR.pick_by_dev(runs)

@@ -6,7 +6,7 @@ import importlib, warnings
 import pytest
 from sentemb_lit.moved import _MOVES, _home
 
-OLD = ("models", "training", "transfer", "jtcse", "chains", "prompting", "cli", "report")
+OLD = ("models", "training", "transfer", "jtcse", "chains", "prompting", "cli", "report", "ranking")
 for _m in OLD: importlib.import_module(f"sentemb_lit.{_m}")
 CASES = [(old.removeprefix("sentemb_lit."), name, target) for old, table in sorted(_MOVES.items())
          for name, target in table.items()]
@@ -38,5 +38,5 @@ def test_an_unknown_name_is_still_an_attribute_error(old):
 def test_the_package_itself_uses_no_old_path():
     "Importing every module with DeprecationWarning as an error: no module of the library reads a moved name."
     import subprocess, sys
-    code = "import " + ", ".join(f"sentemb_lit.{m}" for m in OLD + ("bench", "ranking", "compare", "coverage", "memory"))
+    code = "import " + ", ".join(f"sentemb_lit.{m}" for m in OLD + ("bench", "ranking_runs", "compare", "coverage", "memory"))
     subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code], check=True)

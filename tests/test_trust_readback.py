@@ -163,7 +163,7 @@ def test_report_command_refuses_a_hand_edited_results_file(tmp_path):
 
 def test_a_planted_best_student_never_runs(tmp_path):
     "ranking post-training restores best/student.pt with weights_only=True: a planted pickle is refused, never run."
-    from sentemb_lit import ranking as R
+    from sentemb_lit import ranking as R, ranking_runs as RR
     from sentemb_lit.tiny_models import tiny_bert
     marker = tmp_path / "pwned"
     (tmp_path / "best").mkdir()
@@ -171,5 +171,5 @@ def test_a_planted_best_student_never_runs(tmp_path):
     (tmp_path / "log.jsonl").write_text('{"step": 0, "dev": 50.0}\n')
     student = R.RankStudent(tiny_bert(seed=0)[0], "cls", mlp=False)
     with pytest.raises(ValueError, match=r"cannot read .*best/student\.pt .*delete it and rerun"):
-        R._after_training(student, tmp_path)
+        RR._after_training(student, tmp_path)
     assert not marker.exists()

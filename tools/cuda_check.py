@@ -142,7 +142,7 @@ def check_jtcse_train(btok, corpus):
 def check_posttrain(btok):
     from transformers import BertModel
     from sentemb_lit.tiny_models import tiny_bert_config
-    from sentemb_lit.ranking import posttrain
+    from sentemb_lit.ranking_runs import posttrain
     from sentemb_lit.training import read_jsonl
     chains = [["A man plays a guitar on stage.", "A man plays a guitar.", "A man plays music.", "A person makes a sound."],
               ["Two dogs run in snow.", "Dogs run outside.", "Animals move.", "It is cold."]]

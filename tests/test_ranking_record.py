@@ -1,0 +1,53 @@
+"""nb23's cpu chain settings and tools/ranking_chain_record.py are one definition.
+
+The chain stage of the ranking record runs ahead of nb23 in `tools/ranking_chain_record.py` and is served to the
+notebook by key (`chain_jobs.chain_key`: settings, sources, code). The key matches only when both spell the same
+settings and the same source sample; this test reads both without running either (the notebook's cell is parsed, its
+dict literals evaluated by `ast.literal_eval`)."""
+import ast, importlib.util, json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NB, TOOL = ROOT / "nbs" / "23_ranking_reproduction.ipynb", ROOT / "tools" / "ranking_chain_record.py"
+SAMPLE = "random.Random(0).sample([s for s in prem if 5 <= len(s.split()) <= 25]"
+
+
+def notebook_assignments() -> dict:
+    "Name -> value node of every top-level assignment in nb23's code cells."
+    out = {}
+    for c in json.loads(NB.read_text(encoding="utf-8"))["cells"]:
+        if c["cell_type"] != "code": continue
+        for n in ast.parse("".join(c["source"])).body:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                out[n.targets[0].id] = n.value
+    return out
+
+
+def literal(node):
+    "The value of a literal, where `dict(a=1, …)` of literals counts as a literal (no code is run)."
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        return {k.arg: literal(k.value) for k in node.keywords}
+    if isinstance(node, ast.Dict): return {literal(k): literal(v) for k, v in zip(node.keys, node.values)}
+    return ast.literal_eval(node)
+
+
+def tool():
+    spec = importlib.util.spec_from_file_location("ranking_chain_record", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_tool_decodes_nb23s_cpu_chains():
+    a, t = notebook_assignments(), tool()
+    call = a["CHAINS"]                                       # profile_value(profile, {...})
+    assert isinstance(call, ast.Call) and call.func.id == "profile_value"
+    chains = literal(call.args[1])
+    assert chains["cpu"] == t.RECORD
+    assert literal(a["CHAIN_KINDS"]) == t.KINDS
+
+
+def test_the_tool_samples_nb23s_sources():
+    # the notebook samples from `prem`, the tool from `prem` too: the same corpus, filter, seed and count
+    assert SAMPLE in NB.read_text(encoding="utf-8") and SAMPLE in TOOL.read_text(encoding="utf-8")
+    assert 'load_corpus("snli_premises")' in TOOL.read_text(encoding="utf-8")
