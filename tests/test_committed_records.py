@@ -68,3 +68,25 @@ def test_predictions_manifest_verifies_and_is_committed(run_dir):
     assert names, f"{run_dir}: an empty manifest"
     for n in names:
         assert run_dir / "predictions" / f"{n}.npz" in TRACKED, f"{run_dir}: predictions/{n}.npz is not committed"
+
+
+from sentemb_lit.chain_jobs import manifest_path, read_chains
+
+CHAIN_FILES = [p for p in FILES if p.suffix == ".jsonl" and manifest_path(p) in TRACKED and "/archive/" not in p.as_posix()]
+
+
+@pytest.mark.parametrize("path", CHAIN_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_chain_file_verifies_against_its_manifest(path):
+    recs = read_chains(path)                                  # size, SHA-256 and record count of the manifest; fields
+    assert recs, f"{path}: no chain"
+
+
+def test_chain_pilot_summary_names_its_committed_chain_files():
+    summaries = [p for p in FILES if p.name == "chain_pilot.json"]
+    assert summaries, "the chain pilot's summary is not committed"
+    for s in summaries:
+        res = read_json_verified(s)                           # IntegrityError on a hand edit
+        for name, c in res["configs"].items():
+            f = s.parent / c["file"]
+            assert f in TRACKED, f"{s}: {name}'s chains {c['file']} are not committed"
+            assert file_digest(f) == c["sha256"], f"{f}: SHA-256 differs from {s.name}"
