@@ -70,7 +70,7 @@ docs-proc: setup
 
 # derivation notebooks under nbdev_test; experiment notebooks (those with a `parameters` cell) run once, through
 # papermill, as users run them (`smoke`)
-EXPERIMENTS = $(shell $(BIN)/python -c "import glob, os; from sentemb_lit.cli import has_parameters_cell as h; \
+EXPERIMENTS = $(shell $(BIN)/python -c "import glob, os; from sentemb_lit.reproduce import has_parameters_cell as h; \
 	print('|'.join(os.path.basename(p) for p in sorted(glob.glob('nbs/*.ipynb')) if h(p)))")
 nbtest: setup
 	$(BIN)/nbdev_test --n_workers 2 --timing --skip_file_re '^([_.]|$(EXPERIMENTS))'

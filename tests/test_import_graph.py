@@ -106,6 +106,7 @@ def test_import_graph_has_no_cycle():
     c = _cycle(g)
     assert c is None, f"import cycle: {' -> '.join(c)}"
     assert "chain_jobs" in g["cli"] and "cli" not in g["chain_jobs"]  # cli calls the chain job, not the reverse
+    assert "reproduce" in g["cli"] and "cli" not in g["reproduce"]    # cli calls the runner, not the reverse
     assert "chains" in g["chain_jobs"] and "chain_jobs" not in g["chains"]   # the job runs the chains, not the reverse
     assert "ranking" in g["ranking_runs"] and "ranking_runs" not in g["ranking"]   # the runs use the method, not the reverse
 

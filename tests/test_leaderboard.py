@@ -20,7 +20,7 @@ def run(out: Path, **params):
 
 def test_smoke_builds_the_table_and_its_report(tmp_path):
     from sentemb_lit.claims import read_claims
-    from sentemb_lit.cli import PAPERS
+    from sentemb_lit.reproduce import PAPERS
     from sentemb_lit.intervals import VERDICTS
     from sentemb_lit.io import read_json_verified
     from sentemb_lit.report import write_reports

@@ -9,6 +9,8 @@ import sentemb_lit
 PKG = Path(sentemb_lit.__file__).parent
 # (module, top-level definition) -> why its `print` stays
 KEPT = {("cli", "*"): "the command line's own output",
+        ("reproduce", "reproduce"): "the `reproduce` command's first line, the project folder, before anything runs",
+        ("reproduce", "reproduce_paper"): "the `reproduce` command's progress: a line as each notebook starts and ends",
         ("bench", "bench_main"): "the `sentemb-lit bench` command's report",
         ("bench", "_print_twin"): "part of that report (called by bench_main only)",
         ("memory", "_child"): "a child process's result on stdout, read back by its parent",

@@ -111,8 +111,8 @@ def test_optional_imports_are_declared_as_extras(wheel):
 
 def test_wheel_declares_what_reproduce_starts(wheel, requires):
     with zipfile.ZipFile(wheel) as z:
-        cli = z.read("sentemb_lit/cli.py").decode()
-    kernels = set(re.findall(r"kernel_name\s*=\s*[\"'](\w+)[\"']", cli))
+        runner = z.read("sentemb_lit/reproduce.py").decode()
+    kernels = set(re.findall(r"kernel_name\s*=\s*[\"'](\w+)[\"']", runner))
     assert kernels == {"python3"}, kernels                             # what papermill is asked to start
     closure = _closure(requires)
     assert {"papermill", "nbclient", "nbformat", "jupyter-client", "ipykernel"} <= closure

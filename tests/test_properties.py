@@ -29,9 +29,9 @@ SKIP = {
                    "tested in tests/test_cli_papermill.py and tests/test_reproduce_safety.py"
        for n in ("eval_sts_main", "reproduce_main", "compare_main", "report_main", "generate_ranking_main",
                  "embed_main", "fetch_data_main", "main")},
-    "cli.reproduce": "no required argument: called with none it runs every notebook of every paper; its argument "
-                     "checks are tested in tests/test_reproduce_safety.py",
-    "cli.write_reports": "the command layer's lazy alias of report.write_reports, walked there",
+    "reproduce.reproduce": "no required argument: called with none it runs every notebook of every paper; its "
+                           "argument checks are tested in tests/test_reproduce_safety.py",
+    "reproduce.write_reports": "the reproduce runner's lazy alias of report.write_reports, walked there",
     "chain_jobs.parse_job_args": "an argv parser: a bad argv is argparse's one-line exit (tests/test_decoding.py); the "
                              "library path (cached_chains) raises a ValueError naming the job",
 }
