@@ -224,7 +224,7 @@ def test_prompt_longer_than_the_model_positions_is_refused():
 
 
 def test_monotonicity_refuses_nan_similarities():
-    from sentemb_lit.chains import monotonicity
+    from sentemb_lit.chain_analysis import monotonicity
     with pytest.raises(ValueError, match="S .* NaN or inf"): monotonicity(np.full((2, 3, 3), np.nan))
 
 

@@ -2,7 +2,7 @@
 sentemb_lit.cli (fast; tiny random LLaMA)."""
 import json
 import numpy as np, pytest, torch
-from sentemb_lit import chains as C, decoding as D
+from sentemb_lit import chain_analysis as CA, chains as C, decoding as D
 from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.tiny_models import tiny_llama
 
@@ -62,12 +62,12 @@ def test_prompts_and_filters():
     assert kept == [] and counts["total"] == 0
 
 def test_monotonicity_bad_shapes():
-    with pytest.raises(ValueError, match="K >= 3"): C.monotonicity(np.ones((1, 2, 2)))
-    with pytest.raises(ValueError, match="no chains"): C.chain_similarity(lambda s: np.ones((len(s), 2)), [])
+    with pytest.raises(ValueError, match="K >= 3"): CA.monotonicity(np.ones((1, 2, 2)))
+    with pytest.raises(ValueError, match="no chains"): CA.chain_similarity(lambda s: np.ones((len(s), 2)), [])
     with pytest.raises(ValueError, match="same length"):
-        C.chain_similarity(lambda s: np.ones((len(s), 2)), [{"chain": ["a", "b"]}, {"chain": ["a"]}])
+        CA.chain_similarity(lambda s: np.ones((len(s), 2)), [{"chain": ["a", "b"]}, {"chain": ["a"]}])
     with pytest.raises(ValueError, match="zero vector"):
-        C.chain_similarity(lambda s: np.zeros((len(s), 2)), [{"chain": ["a", "b"]}])
+        CA.chain_similarity(lambda s: np.zeros((len(s), 2)), [{"chain": ["a", "b"]}])
 
 def test_job_errors(tmp_path, tl):
     m, t = tl

@@ -27,8 +27,9 @@ VARIANTS = {                      # name -> RankingSettings fields beyond the pa
 
 
 def summarise(recs: list, encode) -> dict:
-    from sentemb_lit.chains import (chain_stats, filter_chains, monotonicity_summary, chain_similarity,
-                                    normalise_sentence, round_stats)
+    from sentemb_lit.chains import filter_chains
+    from sentemb_lit.chain_analysis import (chain_stats, monotonicity_summary, chain_similarity, normalise_sentence,
+                                            round_stats)
     from sentemb_lit.ranking import collapse_repeats
     kept, counts = filter_chains(recs)
     lists = [c for c in (collapse_repeats(r["chain"]) for r in kept) if len(c) >= 3]
