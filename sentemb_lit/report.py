@@ -189,7 +189,8 @@ def _header(paper: str, profile: str, title, shown: str, results: list[dict], li
     return out + [f"> {r['meta']['summary']}\n" for r in results if r.get("meta", {}).get("summary")]
 
 RULE = ("Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not hold* "
-        "when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no interval.")
+        "when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no interval, or "
+        "a trained comparison has one seed (its interval then counts the test pairs, not training noise).")
 
 def _gather(paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest_dir, what: str) -> tuple:
     "What both reports start from: the verified record, its links, claims, results, findings and the header lines."
