@@ -72,8 +72,11 @@ def finding(claim: str, paper=None, ours=None, lo=None, hi=None, direction: int 
 # %% ../nbs/92_report.ipynb #c026
 _BOOT = "a result of paired_difference, paired_bootstrap or paired_items"
 
-def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, task: str = "avg") -> dict:
-    "A `finding` from `paired_difference`, `paired_bootstrap` or `paired_items` (the task average by default)."
+def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, task: str = "avg",
+                      trained: bool = False) -> dict:
+    """A `finding` from `paired_difference`, `paired_bootstrap` or `paired_items` (the task average by default).
+    `trained`: the systems were trained, so with one seed the interval counts the test pairs and not training noise:
+    the finding shows it and reads *needs rerun* (no verdict before two seeds)."""
     _check_result(boot, "boot", ("n_seeds",), _BOOT)
     if "tasks" in boot and task != "avg": check_choice(task, "task", check_type(boot["tasks"], "boot['tasks']", dict))
     r = boot if "tasks" not in boot else boot.get("avg") if task == "avg" else boot["tasks"][task]
@@ -83,8 +86,12 @@ def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, ta
     df = f"{r['df']:.1f} df" if r.get("df") is not None else "pairs only"
     seeds = f" × {boot['n_seeds']} seeds (t, {df})" if boot["n_seeds"] > 1 else ", one seed"
     basis = f"{boot.get('method', 'paired')} over {n:,} {'items' if 'n_items' in boot else 'pairs'}" + seeds
-    settle = settle_plan(r, paper, n) if paper else None
-    return finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis, mde=r.get("mde"), settle=settle)
+    one_seed = check_flag(trained, "trained") and boot["n_seeds"] < 2
+    settle = settle_plan(r, paper, n) if paper and not one_seed else None
+    f = finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis, mde=r.get("mde"), settle=settle)
+    if not one_seed: return f
+    return f | {"verdict": "needs rerun", "holds": None,
+                "evidence": f["evidence"] + "; one seed: training noise is not counted, so no verdict before two seeds"}
 
 # %% ../nbs/92_report.ipynb #d1f938a0
 def seed_finding(claim: str, cmp: dict, paper=None, direction: int = 1) -> dict:
