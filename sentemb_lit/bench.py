@@ -25,22 +25,31 @@ __all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'matmul_flops_per_s', 'bench_twin_s
            'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
-def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0) -> float:
-    "Measured float32 matmul FLOP/s of this machine (best of repeated n×n products)."
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def _sync():
+    "Wait for queued GPU work, so a wall-clock interval covers it (no-op without CUDA)."
+    if torch.cuda.is_available(): torch.cuda.synchronize()
+
+def matmul_flops_per_s(n: int = 1024, seconds: float = 1.0, device: str = "cpu", dtype=torch.float32) -> float:
+    "Measured matmul FLOP/s of this machine in `dtype` on `device` (best of repeated n×n products)."
+    a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
     a @ b
+    _sync()
     best, t_end = float("inf"), time.perf_counter() + seconds
     while time.perf_counter() < t_end:
         t0 = time.perf_counter()
         a @ b
+        _sync()
         best = min(best, time.perf_counter() - t0)
     return 2 * n ** 3 / best
 
 # %% ../nbs/91_bench.ipynb #c008
 def _time(fn, repeats: int) -> float:
+    "Mean wall seconds of `fn` over `repeats` runs after one warm-up (queued GPU work included)."
     fn()                                              # warm-up
+    _sync()
     t0 = time.perf_counter()
     for _ in range(repeats): fn()
+    _sync()
     return (time.perf_counter() - t0) / repeats
 
 def _cpu_sdpa_mapping() -> dict:
@@ -57,43 +66,60 @@ def _count_flops(fn) -> int:
     return counter.get_total_flops()
 
 # %% ../nbs/91_bench.ipynb #5376fcf2
-def _twin_step(tower1, tower2, ids, mask, cael_k):
+def _autocast(tower, dtype):
+    "Mixed precision in `dtype` on the tower's device (None: full precision)."
+    import contextlib
+    if dtype is None: return contextlib.nullcontext()
+    return torch.autocast(next(tower.parameters()).device.type, dtype=dtype)
+
+def _twin_step(tower1, tower2, ids, mask, cael_k, autocast=None):
     "One lockstep training step of the twin towers (CAEL every `cael_k` layers; None: no cross-attention)."
     from sentemb_lit.cross_attention import lockstep_forward
     from sentemb_lit.losses import jtcse_loss
     terms = "all" if cael_k else ("nce", "icnce", "ictm")
     def step():
-        o = lockstep_forward(tower1, tower2, ids, mask, cael_k=cael_k)
-        loss, _ = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2, terms=terms)
+        with _autocast(tower1, autocast):
+            o = lockstep_forward(tower1, tower2, ids, mask, cael_k=cael_k)
+            loss, _ = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2, terms=terms)
         loss.backward()
     return step
 
-def _independent_step(tower1, tower2, ids, mask):
+def _independent_step(tower1, tower2, ids, mask, autocast=None):
     "One training step of two towers trained apart, each with its own InfoNCE."
     from sentemb_lit.losses import info_nce
     def step():
         for t in (tower1, tower2):
-            h = t(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0]
-            info_nce(h).backward()
+            with _autocast(t, autocast):
+                loss = info_nce(t(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0])
+            loss.backward()
     return step
 
 # %% ../nbs/91_bench.ipynb #07ef0a07
 def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 32, seq_len: int = 32, k: int = 2,
-                    repeats: int = 3) -> dict:
+                    repeats: int = 3, autocast=None) -> dict:
     """Seconds, FLOPs and FLOP/s of one training step: lockstep twin towers with CAEL every k layers, without CAEL,
-    and two independent towers."""
+    and two independent towers. The batch lives on the towers' device; `autocast` (e.g. torch.bfloat16) runs the
+    forward passes and losses in mixed precision, as GPU training does."""
     import copy
     from sentemb_lit.models import load_encoder
+    check_positive_int(batch_size, "batch_size"); check_positive_int(repeats, "repeats")
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 2:
+        raise ValueError(f"seq_len must be an int ≥ 2, got {seq_len!r}")
+    if autocast is not None and autocast not in (torch.bfloat16, torch.float16):
+        raise ValueError(f"autocast must be None, torch.bfloat16 or torch.float16, got {autocast!r}")
     if tower1 is None: tower1, tokenizer = load_encoder("minilm-l6")
     if tower2 is None: tower2 = copy.deepcopy(tower1)
-    if batch_size < 1 or seq_len < 2: raise ValueError("batch_size must be ≥ 1 and seq_len ≥ 2")
-    ids = torch.randint(1000, 2000, (2 * batch_size, seq_len))
+    for name, t in (("tower1", tower1), ("tower2", tower2)): _check_tower(t, name)
+    device = next(tower1.parameters()).device
+    if next(tower2.parameters()).device != device:
+        raise ValueError(f"tower1 and tower2 must be on one device, got {device} and {next(tower2.parameters()).device}")
+    ids = torch.randint(1000, 2000, (2 * batch_size, seq_len), device=device)
     ids[:, 0] = tokenizer.cls_token_id
     mask = torch.ones_like(ids)
     for t in (tower1, tower2): t.train()
-    steps = {"jtcse (CAEL k=%d)" % k: _twin_step(tower1, tower2, ids, mask, k),
-             "twin, no CAEL": _twin_step(tower1, tower2, ids, mask, None),
-             "two independent towers": _independent_step(tower1, tower2, ids, mask)}
+    steps = {"jtcse (CAEL k=%d)" % k: _twin_step(tower1, tower2, ids, mask, k, autocast),
+             "twin, no CAEL": _twin_step(tower1, tower2, ids, mask, None, autocast),
+             "two independent towers": _independent_step(tower1, tower2, ids, mask, autocast)}
     out = {}
     for name, fn in steps.items():
         sec, flops = _time(fn, repeats), _count_flops(fn)
@@ -201,13 +227,15 @@ def _bench_row(bs: int, n: int, m: dict) -> dict:
 
 # %% ../nbs/91_bench.ipynb #c041d
 def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Sequence[int] = (1, 16), lam: float = 0.5,
-                   max_new_tokens: int = 48, n_batch1: int = 4, repeats: int = 2, model=None, tokenizer=None) -> dict:
+                   max_new_tokens: int = 48, n_batch1: int = 4, repeats: int = 2, model=None, tokenizer=None,
+                   sentences: Sequence[str] | None = None) -> dict:
     """Log (INFO) and return tokens/s of directional_generate vs transformers' guidance-scale generate, and token identity.
-    Each measurement alternates ours / transformers `repeats` times and keeps the fastest of each (noisy machines)."""
+    Each measurement alternates ours / transformers `repeats` times and keeps the fastest of each (noisy machines).
+    `sentences` (default `BENCH_SENTENCES`, 16) are the sources; a batch of B needs B of them."""
     if model is None:
         from sentemb_lit.models import load_causal_lm
         model, tokenizer = load_causal_lm(model_name)
-    sents = BENCH_SENTENCES
+    sents = BENCH_SENTENCES if sentences is None else check_sentences(sentences)
     conds = [ranking_prompt(tokenizer, s) for s in sents]
     negs = [ranking_prompt(tokenizer, s) for s in sents[1:] + sents[:1]]
     directional_generate(model, tokenizer, conds[:1], negs[:1], lam=lam, max_new_tokens=4)      # warm-up
@@ -328,9 +356,9 @@ def bench_meta() -> dict:
             "code": code_hash()[:16]}
 
 # %% ../nbs/91_bench.ipynb #c012
-def _print_twin(res: dict, peak: float):
+def _print_twin(res: dict, peak: float, dtype: str = "float32"):
     base = res["two independent towers"]["seconds"]
-    print(f"machine float32 matmul: {peak / 1e9:.1f} GFLOP/s")
+    print(f"machine {dtype} matmul: {peak / 1e9:.1f} GFLOP/s")
     for name, r in res.items():
         print(f"  {name:<24} {r['seconds'] * 1e3:8.1f} ms/step  {r['gflops']:7.2f} GFLOP  "
               f"{r['gflop_per_s']:6.1f} GFLOP/s ({100 * r['gflop_per_s'] * 1e9 / peak:4.1f}% of matmul peak)  "
@@ -340,27 +368,50 @@ def bench_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit bench", description="Speed benchmarks; ratios measured in one run.")
     p.add_argument("--only", choices=["twin", "decoding", "prompting", "sts", "imports", "all"], default="all")
     p.add_argument("--json", default=None, help="also write the rows here, with the machine, date and code hash")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cuda: the twin, decoding and prompting rows on the GPU")
+    p.add_argument("--dtype", choices=["float32", "bfloat16"], default=None,
+                   help="the models' dtype (default: float32 on cpu, bfloat16 on cuda)")
+    p.add_argument("--batch-size", type=int, default=None, help="the GPU rows' batch (default 64; cpu rows keep theirs)")
     a = p.parse_args(argv)
+    if a.device == "cuda" and not torch.cuda.is_available(): p.error("--device cuda: torch sees no CUDA device")
+    if a.device == "cuda" and a.only in ("sts", "imports"): p.error(f"--only {a.only} is a CPU row; drop --device cuda")
+    if a.batch_size is not None and a.batch_size < 1: p.error("--batch-size must be ≥ 1")
+    gpu = a.device == "cuda"
+    dtype = getattr(torch, a.dtype or ("bfloat16" if gpu else "float32"))
+    bs = a.batch_size or (64 if gpu else None)
     results = {}
     if a.only in ("twin", "all"):
-        peak = matmul_flops_per_s()
-        print("== twin-tower training step (minilm-l6, 2×32 rows × 32 tokens) ==")
-        results["twin"] = bench_twin_step()
+        from sentemb_lit.models import load_encoder
+        peak = matmul_flops_per_s(4096 if gpu else 1024, device=a.device, dtype=dtype)
+        tower, tok = load_encoder("minilm-l6", device=a.device)
+        b = bs or 32
+        print(f"== twin-tower training step (minilm-l6, 2×{b} rows × 32 tokens, {a.device}, "
+              f"{'autocast ' + str(dtype)[6:] if dtype != torch.float32 else 'float32'}) ==")
+        results["twin"] = bench_twin_step(tower, None, tok, batch_size=b,
+                                          autocast=None if dtype == torch.float32 else dtype)
         results["twin"]["matmul_peak_gflop_per_s"] = peak / 1e9
-        _print_twin({k: v for k, v in results["twin"].items() if isinstance(v, dict)}, peak)
+        _print_twin({k: v for k, v in results["twin"].items() if isinstance(v, dict)}, peak, str(dtype)[6:])
     if a.only in ("decoding", "all"):
+        from sentemb_lit.models import load_causal_lm
         print("== directional decoding vs transformers guidance-scale generate ==")
-        results["decoding"] = bench_decoding()
+        lm, ltok = load_causal_lm("smollm2-135m-instruct", device=a.device, dtype=dtype)
+        kw = dict(batch_sizes=(1, bs), sentences=_bench_sentences(bs)) if bs else {}
+        results["decoding"] = bench_decoding(model=lm, tokenizer=ltok, **kw)
     if a.only in ("prompting", "all"):
+        from sentemb_lit.models import load_causal_lm
         print("== prompt embeddings: prefix KV cache ==")
-        results["prompting"] = bench_prompting()
-    if a.only in ("sts", "all"):
+        lm, ltok = load_causal_lm("smollm2-135m-instruct", device=a.device, dtype=dtype)
+        kw = dict(batch_size=bs, n=4 * bs) if bs else {}
+        results["prompting"] = bench_prompting(lm, ltok, **kw)
+    if gpu: results["gpu"] = {"device": torch.cuda.get_device_name(0), "dtype": str(dtype)[6:], "batch_size": bs}
+    if a.only in ("sts", "all") and not gpu:
         print("== 7-task STS evaluation vs SentEval's procedure (minilm-l6, mean, batch 128) ==")
         results["sts"] = bench_sts_eval()
         r = results["sts"]
         print(f"  evaluate_sts {r['evaluate_sts_s']:.1f} s, SentEval's procedure {r['senteval_procedure_s']:.1f} s, "
               f"ratio {r['ratio']:.2f}")
-    if a.only in ("imports", "all"):
+    if a.only in ("imports", "all") and not gpu:
         print("== import time, fresh interpreter (best of 3) ==")
         results["imports"] = bench_imports()
         for k, v in results["imports"].items(): print(f"  {k:<24} {v:6.2f} s")
