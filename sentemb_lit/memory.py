@@ -8,10 +8,10 @@ import json, os, subprocess, sys, time
 from pathlib import Path
 from typing import Sequence
 import torch
-from .checks import check_choice, check_positive_int, check_sentences, check_type
+from .checks import check_choice, check_flag, check_positive_int, check_sentences, check_type
 
 # %% auto #0
-__all__ = ['KINDS', 'measure', 'peak_memory']
+__all__ = ['KINDS', 'DTYPES', 'measure', 'peak_memory']
 
 # %% ../nbs/09_memory.ipynb #me05
 def _status_mb(field: str) -> float:
@@ -24,21 +24,59 @@ def _reset_peak() -> None:
     "Reset the high-water mark VmHWM to the current resident size (Linux >= 4.0)."
     Path("/proc/self/clear_refs").write_text("5")
 
+def _held_mb(device: str) -> float:
+    "MB held now: resident memory on the CPU, allocated tensors on the GPU."
+    if device == "cpu": return _status_mb("VmRSS")
+    torch.cuda.synchronize()
+    return torch.cuda.memory_allocated() / 2 ** 20
+
+def _peak_mb(device: str) -> float:
+    "The most MB held since the last `_reset(device)`."
+    if device == "cpu": return _status_mb("VmHWM")
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() / 2 ** 20
+
+def _reset(device: str) -> None:
+    "Start a new peak at what is held now."
+    if device == "cpu": return _reset_peak()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+
 # %% ../nbs/09_memory.ipynb #me08
 KINDS = ("contrastive-step", "prompt-finetune-step", "prompt-inference")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
-def _load(kind: str, name: str):
+def _random_model(kind: str, name: str, device: str, dtype: torch.dtype):
+    "The architecture of `name` from its config and tokenizer alone (no weights read), seeded random weights."
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
+    from sentemb_lit.model_cache import model_path
+    path = model_path(name)
+    cfg, tok = AutoConfig.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    cls = AutoModel if kind == "contrastive-step" else AutoModelForCausalLM
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)                    # built in `dtype` on `device`: no float32 copy on the way
+    try:
+        with torch.device(device): model = cls.from_config(cfg)
+    finally: torch.set_default_dtype(before)
+    if tok.pad_token is None: tok.pad_token = tok.eos_token
+    return model, tok
+
+def _load(kind: str, name: str, device: str = "cpu", dtype: str = "float32", random_init: bool = False):
     from sentemb_lit import models, tiny_models
-    if name == "tiny-bert": return tiny_models.tiny_bert(0)
-    if name == "tiny-llama": return tiny_models.tiny_llama(0)
-    return models.load_encoder(name) if kind == "contrastive-step" else models.load_causal_lm(name)
+    dt = DTYPES[dtype]
+    if name in ("tiny-bert", "tiny-llama"):
+        m, tok = (tiny_models.tiny_bert if name == "tiny-bert" else tiny_models.tiny_llama)(0)
+        return m.to(device, dt), tok
+    if random_init: return _random_model(kind, name, device, dt)
+    load = models.load_encoder if kind == "contrastive-step" else models.load_causal_lm
+    return load(name, device=device, dtype=dt)
 
 def _last_token_states(model, tok, texts: list[str], max_length: int) -> torch.Tensor:
     "Final-layer state at each text's last token (right padding)."
-    b = tok(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    b = tok(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(model.device)
     out = model(**b, output_hidden_states=True)
     last = b["attention_mask"].sum(1) - 1
-    return out.hidden_states[-1][torch.arange(len(texts)), last]
+    return out.hidden_states[-1][torch.arange(len(texts), device=model.device), last]
 
 # %% ../nbs/09_memory.ipynb #me09
 def _step(kind: str, model, tok, sentences: list[str], template: str | None, max_length: int) -> None:
@@ -51,7 +89,7 @@ def _step(kind: str, model, tok, sentences: list[str], template: str | None, max
     model.train()
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
     if kind == "contrastive-step":
-        b = tok(sentences * 2, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+        b = tok(sentences * 2, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(model.device)
         h = model(**b).last_hidden_state[:, 0]
     else:
         if tok.pad_token is None: tok.pad_token = tok.eos_token
@@ -61,23 +99,32 @@ def _step(kind: str, model, tok, sentences: list[str], template: str | None, max
     opt.step()
 
 # %% ../nbs/09_memory.ipynb #me11
-def measure(kind: str, model: str, sentences: Sequence[str], template: str | None = None, max_length: int = 32,
-            threads: int = 1) -> dict:
-    "In this process: MB held after loading `model`, the peak during one step of `kind` above it, and seconds."
+def _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init):
     check_choice(kind, "kind", KINDS)
     check_type(model, "model", str)
     sentences = check_sentences(sentences, "sentences")
     check_positive_int(max_length, "max_length")
+    check_choice(device, "device", ("cpu", "cuda"))
+    if device == "cuda" and not torch.cuda.is_available(): raise ValueError("device 'cuda': torch sees no CUDA device")
+    check_choice(dtype, "dtype", DTYPES)
+    check_flag(random_init, "random_init")
+    return sentences
+
+def measure(kind: str, model: str, sentences: Sequence[str], template: str | None = None, max_length: int = 32,
+            threads: int = 1, device: str = "cpu", dtype: str = "float32", random_init: bool = False) -> dict:
+    "In this process: MB held after loading `model`, the peak during one step of `kind` above it, and seconds."
+    sentences = _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init)
     torch.set_num_threads(check_positive_int(threads, "threads"))
     torch.manual_seed(0)
-    m, tok = _load(kind, model)
-    loaded = _status_mb("VmRSS")
-    _reset_peak()
+    m, tok = _load(kind, model, device, dtype, random_init)
+    loaded = _held_mb(device)
+    _reset(device)
     t0 = time.perf_counter()
     _step(kind, m, tok, sentences, template, max_length)
+    extra = _peak_mb(device) - loaded
     return {"kind": kind, "model": model, "template": template, "batch": len(sentences), "max_length": max_length,
-            "loaded_mb": round(loaded, 1), "extra_mb": round(_status_mb("VmHWM") - loaded, 1),
-            "seconds": round(time.perf_counter() - t0, 2)}
+            "device": device, "dtype": dtype, "random_init": random_init, "loaded_mb": round(loaded, 1),
+            "extra_mb": round(extra, 1), "seconds": round(time.perf_counter() - t0, 2)}
 
 # %% ../nbs/09_memory.ipynb #me13
 def _child() -> None:
@@ -85,11 +132,12 @@ def _child() -> None:
     print(json.dumps(measure(**json.loads(sys.argv[1]))))
 
 def peak_memory(kind: str, model: str, sentences: Sequence[str], template: str | None = None, max_length: int = 32,
-                threads: int = 1, timeout: float | None = None) -> dict:
+                threads: int = 1, timeout: float | None = None, device: str = "cpu", dtype: str = "float32",
+                random_init: bool = False) -> dict:
     "`measure` in a fresh Python process (so nothing measured before lowers or raises it)."
-    check_choice(kind, "kind", KINDS)
-    args = {"kind": kind, "model": model, "sentences": check_sentences(sentences, "sentences"),
-            "template": template, "max_length": max_length, "threads": threads}
+    sentences = _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init)
+    args = {"kind": kind, "model": model, "sentences": sentences, "template": template, "max_length": max_length,
+            "threads": threads, "device": device, "dtype": dtype, "random_init": random_init}
     code = "from sentemb_lit.memory import _child; _child()"
     p = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True, timeout=timeout,
                        env=os.environ | {"TQDM_DISABLE": "1"})

@@ -90,3 +90,15 @@ def test_chain_pilot_summary_names_its_committed_chain_files():
             f = s.parent / c["file"]
             assert f in TRACKED, f"{s}: {name}'s chains {c['file']} are not committed"
             assert file_digest(f) == c["sha256"], f"{f}: SHA-256 differs from {s.name}"
+
+
+def test_gpu_memory_record_verifies_and_its_readme_is_generated_from_it():
+    "PretCoT Table 1 on a GPU (tools/gpu_memory.py): the record's hash holds and its README is the rendering of it."
+    import importlib.util
+    path = ROOT / "papers/pretcot_ke/gpu/table1_h100.json"
+    assert path in TRACKED, "the GPU memory record is not committed"
+    spec = importlib.util.spec_from_file_location("gpu_memory", ROOT / "tools/gpu_memory.py")
+    tool = importlib.util.module_from_spec(spec); spec.loader.exec_module(tool)
+    rec = read_json_verified(path)                           # IntegrityError on a hand edit
+    assert rec == json.loads(json.dumps(tool.record(rec["raw"]))), "findings or table differ from the raw runs"
+    assert (path.parent / "README.md").read_text(encoding="utf-8") == tool.readme(rec)
