@@ -169,6 +169,45 @@ def check_eval(btok):
     return {"avg_cuda": round(a["avg"], 3), "avg_cpu": round(b["avg"], 3), "max_abs_diff": d}
 
 
+def official_refine_by_hand(A, omega: float):
+    """The official Algorithm 1 as its code runs, element by element, on A's device (re-stated from nb21's proof:
+    row i's upper part sorted by the default argsort of its negation; rank of relative index j-i against column j)."""
+    K, B = A.shape[0], torch.zeros_like(A)
+    for i in range(K):
+        row = A[i, i:]
+        idx = torch.argsort(-row)
+        for j in range(i, K):
+            p = int((idx == j - i).nonzero()[0, 0])
+            B[i, j] = (-1 if p < j else 1) * abs(A[i, j] - row[idx][j - i])
+    for i in range(K):
+        for j in range(i + 1, K): B[j, i] = B[i, j]
+    return torch.sign(B) * torch.log(omega * torch.abs(B) + 1) + A
+
+
+def fp16_chain_sims(K: int, g, ties: bool):
+    "nb21's 104 fp16 teacher matrices (same generator, same seed 11)."
+    import torch.nn.functional as F
+    x = F.normalize(torch.randn(K, 4 if ties else 16, generator=g), dim=1).half()
+    phi = ((x @ x.T) / 0.05).half()
+    return ((phi * 2).round() / 2).half() if ties else phi
+
+
+@check("ranking: refine_similarity(official) on CUDA = the official code on CUDA; CUDA vs CPU tie order counted")
+def check_official_sort():
+    from sentemb_lit.ranking import refine_similarity
+    g = torch.Generator().manual_seed(11)
+    ours_vs_official, cuda_vs_cpu = [], []
+    for n in range(104):                               # K from 17 to 40; every other matrix full of ties
+        phi = fp16_chain_sims(17 + n % 24, g, ties=n % 2 == 0)
+        gpu = phi.to(DEV)
+        official_gpu = official_refine_by_hand(gpu, 0.5)
+        if not torch.equal(refine_similarity(gpu, 0.5, "official"), official_gpu): ours_vs_official.append(n)
+        if not torch.equal(official_gpu.cpu(), official_refine_by_hand(phi, 0.5)): cuda_vs_cpu.append(n)
+    assert not ours_vs_official, f"our official mode differs from the official code on {DEV} for {ours_vs_official}"
+    return {"matrices": 104, "ours_vs_official_same_device": 0, "official_cuda_vs_cpu_differ": len(cuda_vs_cpu),
+            "differing_matrices": cuda_vs_cpu}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokenizers", default=None, help="folder with minilm-l6/ and smollm2-135m-instruct/ tokenizers")
@@ -189,7 +228,7 @@ def main(argv=None) -> int:
     env = {"device": torch.cuda.get_device_name(0) if DEV == "cuda" else "cpu", "torch": torch.__version__, "transformers": transformers.__version__}
     print(env, flush=True)
     check_decoding(ltok); check_prompting(ltok); check_lockstep(btok); check_jtcse_train(btok, corpus)
-    check_posttrain(btok); check_eval(btok)
+    check_posttrain(btok); check_eval(btok); check_official_sort()
     n_bad = sum(not r["ok"] for r in RESULTS)
     if a.out: Path(a.out).write_text(json.dumps({"env": env, "checks": RESULTS}, indent=1))
     print(f"{len(RESULTS) - n_bad}/{len(RESULTS)} checks passed")
