@@ -237,14 +237,16 @@ def _split_claim(claim: str) -> tuple[str, str]:
     return (m[1], m[2]) if m else (claim, "")
 
 def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
-    "One line per claim: its verdict at each model size / task, with ours and the 95 % CI."
+    """One line per claim: its verdict at each model size / task, with ours and the 95 % CI; a finding's `status`
+    (e.g. "not tested: training never improved dev") stands beside its verdict."""
     findings, groups = _check_findings(findings), {}
     for f in map(_normalise_finding, findings):
         claim, label = _split_claim(f["claim"])
         groups.setdefault(claim, []).append((label, f))
     ci = lambda f: "" if f.get("lo") is None else f" {_fmt(f.get('ours'), True)} [{_fmt(f['lo'], True)}, " \
                                                    f"{_fmt(f['hi'], True)}]"
-    one = lambda label, f: f"{label + ': ' if label else ''}**{f['verdict']}**{ci(f)}"
+    status = lambda f: f" ({f['status']})" if f.get("status") else ""
+    one = lambda label, f: f"{label + ': ' if label else ''}**{f['verdict']}**{status(f)}{ci(f)}"
     out = ["| claim | verdict: ours [95 % CI] |", "|---|---|"]
     for claim, items in list(groups.items())[:max_rows]:
         out.append(f"| {claim} | " + " · ".join(one(label, f) for label, f in items) + " |")
