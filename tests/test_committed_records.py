@@ -28,7 +28,8 @@ def _tracked(*patterns: str) -> list[Path]:
 
 FILES = _tracked("papers")                 # sorted: parametrize ids in one order in every xdist worker (not a set's)
 TRACKED = set(FILES)                       # membership only
-RESULTS = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix()]
+RESULTS = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" not in p.as_posix()]
+POSTTRAIN = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" in p.as_posix()]
 RUN_RESULTS = [p for p in FILES if p.name.endswith(".results.json") and "/archive/" not in p.as_posix()]
 
 
@@ -102,3 +103,11 @@ def test_gpu_memory_record_verifies_and_its_readme_is_generated_from_it():
     rec = read_json_verified(path)                           # IntegrityError on a hand edit
     assert rec == json.loads(json.dumps(tool.record(rec["raw"]))), "findings or table differ from the raw runs"
     assert (path.parent / "README.md").read_text(encoding="utf-8") == tool.readme(rec)
+
+
+@pytest.mark.parametrize("path", POSTTRAIN, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_posttrain_run_record_verifies_and_its_pairs_are_committed(path):
+    "A post-training run folder (nb23) is not a ledger entry: its result.json carries its own hash, pairs beside it."
+    read_json_verified(path)                                  # IntegrityError on a hand edit
+    for name in ("pairs_best.npz", "pairs_last.npz"):
+        assert path.parent / name in TRACKED, f"{path.parent}: {name} is not committed"
