@@ -392,16 +392,15 @@ def bench_main(argv=None) -> int:
                                           autocast=None if dtype == torch.float32 else dtype)
         results["twin"]["matmul_peak_gflop_per_s"] = peak / 1e9
         _print_twin({k: v for k, v in results["twin"].items() if isinstance(v, dict)}, peak, str(dtype)[6:])
-    if a.only in ("decoding", "all"):
+    if a.only in ("decoding", "prompting", "all"):                # one load serves both rows
         from sentemb_lit.models import load_causal_lm
-        print("== directional decoding vs transformers guidance-scale generate ==")
         lm, ltok = load_causal_lm("smollm2-135m-instruct", device=a.device, dtype=dtype)
+    if a.only in ("decoding", "all"):
+        print("== directional decoding vs transformers guidance-scale generate ==")
         kw = dict(batch_sizes=(1, bs), sentences=_bench_sentences(bs)) if bs else {}
         results["decoding"] = bench_decoding(model=lm, tokenizer=ltok, **kw)
     if a.only in ("prompting", "all"):
-        from sentemb_lit.models import load_causal_lm
         print("== prompt embeddings: prefix KV cache ==")
-        lm, ltok = load_causal_lm("smollm2-135m-instruct", device=a.device, dtype=dtype)
         kw = dict(batch_size=bs, n=4 * bs) if bs else {}
         results["prompting"] = bench_prompting(lm, ltok, **kw)
     if gpu: results["gpu"] = {"device": torch.cuda.get_device_name(0), "dtype": str(dtype)[6:], "batch_size": bs}
