@@ -169,32 +169,21 @@ def check_eval(btok):
     return {"avg_cuda": round(a["avg"], 3), "avg_cpu": round(b["avg"], 3), "max_abs_diff": d}
 
 
-def official_refine_by_hand(A, omega: float):
-    """The official Algorithm 1 as its code runs, element by element, on A's device (re-stated from nb21's proof:
-    row i's upper part sorted by the default argsort of its negation; rank of relative index j-i against column j)."""
-    K, B = A.shape[0], torch.zeros_like(A)
-    for i in range(K):
-        row = A[i, i:]
-        idx = torch.argsort(-row)
-        for j in range(i, K):
-            p = int((idx == j - i).nonzero()[0, 0])
-            B[i, j] = (-1 if p < j else 1) * abs(A[i, j] - row[idx][j - i])
-    for i in range(K):
-        for j in range(i + 1, K): B[j, i] = B[i, j]
-    return torch.sign(B) * torch.log(omega * torch.abs(B) + 1) + A
-
-
-def fp16_chain_sims(K: int, g, ties: bool):
-    "nb21's 104 fp16 teacher matrices (same generator, same seed 11)."
-    import torch.nn.functional as F
-    x = F.normalize(torch.randn(K, 4 if ties else 16, generator=g), dim=1).half()
-    phi = ((x @ x.T) / 0.05).half()
-    return ((phi * 2).round() / 2).half() if ties else phi
+def restated_official():
+    """The independent re-statement of the official Algorithm 1 and nb21's fp16 teacher matrices, from
+    tests/test_ranking.py: one copy to keep right, shared by the CPU tests and this CUDA check (needs pytest importable)."""
+    import importlib.util
+    path = Path(__file__).resolve().parents[1] / "tests" / "test_ranking.py"
+    spec = importlib.util.spec_from_file_location("_restated_official", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.restated_official_refine, mod.fp16_teacher
 
 
 @check("ranking: refine_similarity(official) on CUDA = the official code on CUDA; CUDA vs CPU tie order counted")
 def check_official_sort():
     from sentemb_lit.ranking import refine_similarity
+    official_refine_by_hand, fp16_chain_sims = restated_official()
     g = torch.Generator().manual_seed(11)
     ours_vs_official, cuda_vs_cpu = [], []
     for n in range(104):                               # K from 17 to 40; every other matrix full of ties
