@@ -51,3 +51,17 @@ def test_the_tool_samples_nb23s_sources():
     # the notebook samples from `prem`, the tool from `prem` too: the same corpus, filter, seed and count
     assert SAMPLE in NB.read_text(encoding="utf-8") and SAMPLE in TOOL.read_text(encoding="utf-8")
     assert 'load_corpus("snli_premises")' in TOOL.read_text(encoding="utf-8")
+
+
+def test_the_tool_decodes_nb23s_list_baseline():
+    a, t = notebook_assignments(), tool()
+    by_profile = a["SIZES"].args[1]                          # profile_value(profile, {"smoke": dict(...), "cpu": ...})
+    cpu = next(v for k, v in zip(by_profile.keys, by_profile.values) if literal(k) == "cpu")
+    assert {k.arg: literal(k.value) for k in cpu.keywords if k.arg in t.LIST} == t.LIST
+    code = "".join("".join(c["source"]) for c in json.loads(NB.read_text(encoding="utf-8"))["cells"]
+                   if c["cell_type"] == "code")
+    # JOBS["list"] in the notebook: the list mode, 30 tokens per item, the chains' batch, no refusal, the first
+    # list_sources sources -- the settings the tool spells for `--kinds list`
+    job = 'RankingSettings(model=CHAINS["generator"], mode="list", rounds=SIZES["list_n"],'
+    assert job in code and 'max_new_tokens=30 * SIZES["list_n"], batch_size=CHAINS["batch_size"]),' in code
+    assert 'sources[:SIZES["list_sources"]])' in code

@@ -1,6 +1,7 @@
 """The chain stage of the ranking record (issue 26), run ahead of nb23 and served to it by key.
 
     python tools/ranking_chain_record.py --kinds controlled,step_paper       # resumable; commit the store as it grows
+    python tools/ranking_chain_record.py --kinds list                       # the single-step list baseline (a)
 
 Decodes the ranking chains of nb23's `cpu` profile into papers/ranking_sentences/store/cpu/chains/<kind>/<key>/ with
 `chain_jobs.cached_chains` (one JSON line per chain, a manifest with the SHA-256 and record count; a restart resumes
@@ -21,6 +22,7 @@ RECORD = dict(generator="qwen2.5-0.5b-instruct", n_sources=128, rounds=24, max_n
 KINDS = {"controlled": dict(mode="controlled", prompt="ours"),     # the paper's method (Eq. 4)
          "step_paper": dict(mode="step", prompt="step"),            # (b) step-by-step generation
          "lam0": dict(mode="step", prompt="ours")}                  # λ = 0 with the paper's instruction
+LIST = dict(list_n=8, list_sources=32)       # nb23's cpu SIZES for Table 3 (a): one generation of 8 items per source
 
 
 def record_sources(n: int) -> list:
@@ -32,7 +34,7 @@ def record_sources(n: int) -> list:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--kinds", default="controlled,step_paper")
+    ap.add_argument("--kinds", default="controlled,step_paper", help=f"among {', '.join([*KINDS, 'list'])}")
     ap.add_argument("--store", default=str(ROOT / "papers/ranking_sentences/store/cpu"))
     a = ap.parse_args(argv)
     from sentemb_lit.chains import RankingSettings
@@ -41,9 +43,15 @@ def main(argv=None) -> int:
     sources = record_sources(RECORD["n_sources"])
     model, tok = load_causal_lm(RECORD["generator"])
     for kind in a.kinds.split(","):
-        s = RankingSettings(model=RECORD["generator"], rounds=RECORD["rounds"], max_new_tokens=RECORD["max_new_tokens"],
-                            batch_size=RECORD["batch_size"], refuse=RECORD["refuse"], **KINDS[kind])
-        f, key = cached_chains(Path(a.store) / "chains", kind, s, model=model, tokenizer=tok, sources=sources)
+        if kind == "list":                   # nb23's JOBS["list"]: its own size, the list instruction, no refusal
+            s, src = RankingSettings(model=RECORD["generator"], mode="list", rounds=LIST["list_n"],
+                                     max_new_tokens=30 * LIST["list_n"], batch_size=RECORD["batch_size"]), \
+                sources[:LIST["list_sources"]]
+        else:
+            s = RankingSettings(model=RECORD["generator"], rounds=RECORD["rounds"], max_new_tokens=RECORD["max_new_tokens"],
+                                batch_size=RECORD["batch_size"], refuse=RECORD["refuse"], **KINDS[kind])
+            src = sources
+        f, key = cached_chains(Path(a.store) / "chains", kind, s, model=model, tokenizer=tok, sources=src)
         print(kind, f, key["key"][:16], flush=True)
     return 0
 
