@@ -122,3 +122,20 @@ def test_generated_text_cannot_hold_a_marker(tmp_path):
     update_notes(pdir)                                              # still one pair of markers: no damage
     assert (pdir / "NOTES.md").read_text(encoding="utf-8").count(END) == 1
     assert claims._md("a*b_[c]") == "a\\*b\\_\\[c\\]"
+
+
+def test_ranking_post_training_claims_are_written_from_the_record():
+    "claims.csv / coverage.csv rows that the ranking record speaks to say what the committed record says (the tool's --check)."
+    import importlib.util
+    tool = Path(__file__).resolve().parents[1] / "tools" / "ranking_claim_status.py"
+    spec = importlib.util.spec_from_file_location("ranking_claim_status", tool)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0, "run python tools/ranking_claim_status.py after reading the record back"
+    status, reason = mod.rows_for({**_ranking_meta(mod), "best_at_step0_share": 0.5})["table1"]
+    assert status == "not reproduced" and "50 % of the" in reason          # the reason follows the record's numbers
+
+
+def _ranking_meta(mod):
+    from sentemb_lit.io import read_json_verified
+    return read_json_verified(mod.RECORD)["meta"]
