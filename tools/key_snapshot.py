@@ -4,7 +4,7 @@
     python tools/key_snapshot.py > after.json     # on the new tree
     diff before.json after.json                   # no output: no record is re-keyed
 
-Entry-point keys (`jtcse.TRAIN_CODE`, `jtcse.EVAL_CODE`, the chain code) follow only the code a run reaches, by bare
+Entry-point keys (`jtcse.TRAIN_CODE`, `jtcse.EVAL_CODE`, `ranking_runs.RUN_CODE`, the chain code) follow only the code a run reaches, by bare
 name, so moving a definition to another module keeps them (so does nb31's `prompting.ENCODE_CODE`); module-text keys
 (`code=("evaluation", "models")`) change with any edit of the named modules and are listed so a diff shows which
 records such an edit re-keys."""
@@ -16,11 +16,12 @@ def entry_points() -> dict:
     "Each keyed run's entry points (the sets whose reached code is a key's code part), by what they key."
     from sentemb_lit import jtcse
     from sentemb_lit.prompting import ENCODE_CODE
+    from sentemb_lit.ranking_runs import RUN_CODE
     return {"jtcse.TRAIN_CODE": tuple(jtcse.TRAIN_CODE), "jtcse.EVAL_CODE": tuple(jtcse.EVAL_CODE),
             "nb13 cls energy": ("bench.model_cls_energy",),
             "nb23 base": ("evaluation.evaluate_sts", "evaluation.evaluate_dev", "models.SentenceEncoder",
                           "models.load_encoder", "tiny_models.tiny_bert"),
-            "nb31 prompting": tuple(ENCODE_CODE)}
+            "nb31 prompting": tuple(ENCODE_CODE), "ranking RUN_CODE": tuple(RUN_CODE)}
 
 def snapshot() -> dict:
     from sentemb_lit import chains

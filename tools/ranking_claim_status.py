@@ -5,7 +5,7 @@
 
 Reads the cpu record's results JSON (its content hash verified) and rewrites the columns `status` and `reason` of the
 rows its post-training and chain statistics speak to: Table 1's post-trained rows (the `-r` methods), every row of
-Table 3, Table 4's rows, and coverage.csv's Fig. 1 and Fig. 3. Every number in a reason comes from the record
+Table 3, Table 4's rows, and coverage.csv's Fig. 1, Fig. 3 and Fig. 4. Every number in a reason comes from the record
 (verdict intervals, training-rule shares, chain statistics, list counts). After a rewrite it regenerates NOTES.md's
 "not reproduced here" list from these files (`claims.update_notes`).
 tests/test_claims_status.py runs `--check`: a record read back without this step fails CI."""
@@ -88,6 +88,13 @@ def rows_for(meta: dict) -> dict:
                    if m else "not in the record")
     out["fig3"] = ("partly", f"(a) ω ∈ {{{', '.join(str(w) for w in f['omega'])}}} on one seed (runs/cpu, table "
                              f"'omega'); (b) not run: all {meta['n_lists']['controlled']} usable lists, no sweep of the amount")
+    ln = meta.get("length") or {}
+    out["fig4"] = ("partly" if ln else "not testable here",
+                   (f"(a) words per index, {ln['longer']['n_items']} {meta['chains']['generator']} controlled chains: "
+                    f"source {ln['longer']['b']:.1f}, rounds 1–{meta['chains']['rounds']} {ln['longer']['a']:.1f}, "
+                    f"longer by {interval(ln['longer'])} words ({verdict(ln['longer'])}); first-half minus second-half "
+                    f"growth {interval(ln['levels'])} words ({verdict(ln['levels'])} that it levels off)"
+                    if ln else "(a) not in the record") + "; (b) needs GPT-4o as judge, not reachable here")
     return out
 
 
@@ -101,6 +108,7 @@ def key_of(table: str, method: str) -> str | None:
     if table == "Table 4": return "table4"
     if table == "Fig. 1": return "fig1"
     if table == "Fig. 3": return "fig3"
+    if table == "Fig. 4": return "fig4"
     return None
 
 
