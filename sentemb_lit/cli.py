@@ -15,8 +15,8 @@ from .reproduce import PAPERS, rebuild_report, reproduce
 
 
 # %% auto #0
-__all__ = ['COMMANDS', 'INPUT_ERRORS', 'eval_sts_main', 'reproduce_main', 'compare_main', 'report_main', 'generate_ranking_main',
-           'embed_main', 'fetch_data_main', 'main']
+__all__ = ['FETCH_GROUPS', 'COMMANDS', 'INPUT_ERRORS', 'eval_sts_main', 'reproduce_main', 'compare_main', 'report_main',
+           'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c019
 def _positive(what: str):
@@ -214,24 +214,43 @@ def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> in
     return 0
 
 # %% ../nbs/90_cli.ipynb #cli201
+FETCH_GROUPS = {"sts": STS_TASKS, "senteval": ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"),
+                "mteb-classification": ("Banking77", "Emotion", "AmazonCounterfactualEN"),
+                "reranking": ("AskUbuntuDupQuestions", "MindSmallReranking", "SciDocsRR", "StackOverflowDupQuestions")}
+
 def fetch_data_main(argv: Sequence[str] | None = None) -> int:
-    "`sentemb-lit fetch-data --out DIR [--tasks sts12,stsb] [--source TASK=HUB_ID_OR_FOLDER ...]`."
-    p = argparse.ArgumentParser(prog="sentemb-lit fetch-data", description="Write a local STS data root from the "
-                                "Hugging Face hub once, to work offline with SENTEMB_DATA=DIR afterwards.")
+    "`sentemb-lit fetch-data --out DIR [--tasks sts12,stsb,TREC,reranking] [--source TASK=HUB_ID_OR_FOLDER ...]`."
+    p = argparse.ArgumentParser(prog="sentemb-lit fetch-data", description="Write a local data root (STS, transfer, "
+                                "classification, reranking) once, to work offline with SENTEMB_DATA=DIR afterwards.")
     p.add_argument("--out", required=True, help="the folder to write (created if needed)")
-    p.add_argument("--tasks", default=",".join(STS_TASKS), help="comma-separated tasks (default: all seven)")
+    p.add_argument("--tasks", default="sts", help="comma-separated tasks or groups (sts, senteval, "
+                   "mteb-classification, reranking); default: sts, the seven STS tasks")
     p.add_argument("--source", action="append", default=[], metavar="TASK=HUB_ID_OR_FOLDER",
-                   help="load TASK from another hub id or a local folder (repeatable)")
+                   help="load TASK from another hub id or a local folder; senteval=FOLDER for SentEval's tasks "
+                   "(repeatable)")
     a = p.parse_args(argv)
-    tasks = [t.strip() for t in a.tasks.split(",")]
-    if not all(tasks): p.error(f"--tasks {a.tasks!r} holds an empty name; choose from {','.join(STS_TASKS)}")
+    names = [t.strip() for t in a.tasks.split(",")]
+    known = sorted(set(FETCH_GROUPS) | {t for g in FETCH_GROUPS.values() for t in g})
+    if not all(names): p.error(f"--tasks {a.tasks!r} holds an empty name; choose from {','.join(known)}")
+    bad = [n for n in names if n not in known]
+    if bad: p.error(f"--tasks: unknown task(s) {bad}; choose from {','.join(known)}")
+    tasks = list(dict.fromkeys(t for n in names for t in FETCH_GROUPS.get(n, (n,))))
     sources = {}
     for item in a.source:
         task, sep, src = item.partition("=")
         if not sep or not task.strip() or not src.strip(): p.error(f"--source {item!r} is not TASK=HUB_ID_OR_FOLDER")
         sources[task.strip()] = src.strip()
-    manifest = fetch_data(a.out, tasks, sources)
-    print(f"{len(manifest['written'])} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
+    need = [t for t in tasks if t in FETCH_GROUPS["senteval"] and t not in sources and "senteval" not in sources]
+    if need: p.error(f"{need} come from SentEval's data folder: add --source senteval=FOLDER (the folder SentEval's "
+                     "data/downstream/get_transfer_data.bash fills)")
+    sts = [t for t in tasks if t in STS_TASKS]
+    written = 0
+    if sts: written = len(fetch_data(a.out, sts, {t: s for t, s in sources.items() if t in STS_TASKS})["written"])
+    if len(sts) < len(tasks):
+        from sentemb_lit.transfer_data import fetch_transfer          # torch loads only for these tasks
+        other = {t: s for t, s in sources.items() if t not in STS_TASKS}
+        written = len(fetch_transfer(a.out, [t for t in tasks if t not in STS_TASKS], other)["written"])
+    print(f"{written} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
     return 0
 
 # %% ../nbs/90_cli.ipynb #c022
@@ -249,7 +268,7 @@ COMMANDS = {
     "compare": (compare_main, "is A better than B? paired difference on the same STS pairs, with its interval"),
     "embed": (embed_main, "prompt-based sentence embeddings from a causal LM"),
     "generate-ranking": (generate_ranking_main, "resumable ranking-chain generation"),
-    "fetch-data": (fetch_data_main, "write the STS data folder from the hub, once"),
+    "fetch-data": (fetch_data_main, "write the data folder (STS, transfer, reranking) once"),
     "bench": (_lazy("sentemb_lit.bench", "bench_main"), "speed benchmarks (ratios measured in one run)"),
 }
 

@@ -13,14 +13,14 @@ import numpy as np
 from .checks import check_choice, check_positive_int, check_type
 from .classifier import (RECORD, ClassifierConfig, _check_xy, cv_classify, kfold_classify,
                                     senteval_order, split_classify)
-from .data import DATA_ENV, _load_source, _read_lines, data_root
+from .data import DATA_ENV, _hub_unavailable, _load_source, _read_lines, data_root
 from .io import CorruptFileError
 
 # %% auto #0
-__all__ = ['TRANSFER_TASKS', 'MTEB_CLASSIFICATION', 'TRANSFER_SIZES', 'TRANSFER_LABELS', 'EMPTY_ALLOWED',
-           'MTEB_SAMPLES_PER_LABEL', 'TransferData', 'load_transfer', 'TransferResults', 'evaluate_transfer',
-           'mteb_undersample', 'mteb_classify', 'evaluate_mteb_classification', 'RerankingData', 'load_reranking',
-           'reranking_run', 'rerank_metrics', 'evaluate_reranking']
+__all__ = ['TRANSFER_TASKS', 'MTEB_CLASSIFICATION', 'TRANSFER_SIZES', 'TRANSFER_LABELS', 'EMPTY_ALLOWED', 'HUB_TRANSFER',
+           'HUB_SPLIT', 'MTEB_SAMPLES_PER_LABEL', 'TransferData', 'load_transfer', 'TransferResults',
+           'evaluate_transfer', 'mteb_undersample', 'mteb_classify', 'evaluate_mteb_classification', 'RerankingData',
+           'load_reranking', 'reranking_run', 'rerank_metrics', 'evaluate_reranking']
 
 # %% ../nbs/07_transfer.ipynb #t005
 TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
@@ -86,23 +86,83 @@ def _parse_transfer_file(path: Path, task: str, names: dict | None) -> tuple[lis
         if pair: s2.append(fields[2].strip())
     return labels, s1, (s2 if pair else None)
 
+# %% ../nbs/07_transfer.ipynb #t010h2
+HUB_TRANSFER = {"Banking77": "mteb/banking77", "Emotion": "mteb/emotion",
+                "AmazonCounterfactualEN": "mteb/amazon_counterfactual:en"}
+HUB_SPLIT = {"dev": "validation"}                            # our split name -> the hub's
+
+def _load_hub(source: str, context: str):
+    "Every split of `source` (a local folder `datasets` reads, a hub id, or 'id:config') as a DatasetDict."
+    repo, _, config = source.partition(":")
+    if Path(source).expanduser().exists() or not config: return _load_source(source, context)
+    why = _hub_unavailable()
+    if why: raise FileNotFoundError(f"{context}: cannot load {source!r} from the Hugging Face hub: {why}.")
+    import datasets
+    try: return datasets.load_dataset(repo, config)
+    except Exception as e:
+        raise FileNotFoundError(f"{context}: loading {source!r} with `datasets` failed "
+                                f"({type(e).__name__}: {str(e)[:200]}).") from e
+
+# %% ../nbs/07_transfer.ipynb #t010h3
+_BREAKS = str.maketrans({c: " " for c in "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
+def _one_line(text: str) -> str:
+    "A hub text as one TSV field: stripped, every character that splits a line (or a tab) turned into a space."
+    return text.strip().translate(_BREAKS)
+
+def _hub_transfer_rows(source: str, tables, task: str, split: str) -> tuple[list, list[str]]:
+    "Raw labels (names where the data root writes names, else 0/1) and texts of one split of a hub copy, checked."
+    name = HUB_SPLIT.get(split, split)
+    if name not in tables: raise CorruptFileError(f"{source}: no split {name!r} (it has {sorted(tables)})")
+    table, where = tables[name], f"{source} [{name}]"
+    col = "label_text" if task in TRANSFER_LABELS or task == "Banking77" else "label"
+    missing = sorted({"text", col} - set(table.column_names))
+    if missing: raise CorruptFileError(f"{where}: columns {missing} are missing (it has {table.column_names})")
+    raw, texts = [], []
+    for i, (t, y) in enumerate(zip(table["text"], table[col])):
+        if not isinstance(t, str) or not t.strip(): raise CorruptFileError(f"{where} row {i}: empty or non-text 'text'")
+        raw.append(str(y) if col == "label_text" else _parse_label(f"{where} row {i}", task, str(y), None))
+        texts.append(_one_line(t))
+    return raw, texts
+
 # %% ../nbs/07_transfer.ipynb #t011
-def load_transfer(task: str, split: str | None = None, root=None) -> TransferData:
-    "One split of a transfer / MTEB classification task from `root` (else $SENTEMB_DATA), checked row by row."
-    split = _check_transfer_task(task, split)
-    path = data_root(root) / "transfer" / task / f"{split}.tsv"
-    if not path.is_file(): raise FileNotFoundError(f"{path} is missing from the data root (see the data README)")
+def _as_transfer(where: str, task: str, split: str, raw: list, s1: list, s2: list | None) -> TransferData:
+    "TransferData from raw labels and sentences: the standard row count checked, label names numbered."
     fixed = TRANSFER_LABELS.get(task)
     words = fixed is not None or task == "Banking77"
-    raw, s1, s2 = _parse_transfer_file(path, task, {} if words else None)
     n, expected = len(raw), TRANSFER_SIZES[(task, split)]
-    if n != expected: raise CorruptFileError(f"{path}: {n} rows, but the standard size of {task}/{split} is {expected}")
+    if n != expected:
+        raise CorruptFileError(f"{where}: {n} rows, but the standard size of {task}/{split} is {expected}")
     names = fixed or tuple(sorted(set(raw))) if words else None
     if task == "Banking77" and len(names) != 77:
-        raise CorruptFileError(f"{path}: {len(names)} distinct intents, Banking77 has 77")
+        raise CorruptFileError(f"{where}: {len(names)} distinct intents, Banking77 has 77")
     index = {w: k for k, w in enumerate(names)} if words else None
-    labels = [_parse_label(f"{path}:{i}", task, r, index) for i, r in enumerate(raw, start=2)] if words else raw
+    labels = [_parse_label(f"{where}:{i}", task, r, index) for i, r in enumerate(raw, start=2)] if words else raw
     return TransferData(task, split, s1, np.asarray(labels, dtype=np.int64), s2, names)
+
+def _load_transfer_from_hub(task: str, split: str) -> TransferData:
+    fetch, no_root = f"`sentemb-lit fetch-data --out DIR --tasks {task}`", f"No local data root ({DATA_ENV} is not set)"
+    if task not in HUB_TRANSFER:
+        raise FileNotFoundError(f"{no_root}, and {task} has no hub copy in SentEval's preprocessing. Set "
+                                f"{DATA_ENV} to a data root holding transfer/ ({fetch} --source senteval=FOLDER "
+                                f"writes one from SentEval's data/downstream folder).")
+    advice = f"Set {DATA_ENV} to a data root holding transfer/ ({fetch} writes one from the hub while online)."
+    source = HUB_TRANSFER[task]
+    try:
+        raw, texts = _hub_transfer_rows(source, _load_hub(source, no_root), task, split)
+        return _as_transfer(f"{source} [{HUB_SPLIT.get(split, split)}]", task, split, raw, texts, None)
+    except CorruptFileError as e: raise CorruptFileError(f"{e}. {advice}") from None
+    except FileNotFoundError as e: raise FileNotFoundError(f"{e} {advice}") from e.__cause__
+
+def load_transfer(task: str, split: str | None = None, root=None) -> TransferData:
+    "One split of a transfer / MTEB classification task from `root` (else $SENTEMB_DATA, else the hub), checked by row."
+    split = _check_transfer_task(task, split)
+    if root is None and not os.environ.get(DATA_ENV): return _load_transfer_from_hub(task, split)
+    path = data_root(root) / "transfer" / task / f"{split}.tsv"
+    if not path.is_file(): raise FileNotFoundError(f"{path} is missing from the data root (see the data README)")
+    words = task in TRANSFER_LABELS or task == "Banking77"
+    raw, s1, s2 = _parse_transfer_file(path, task, {} if words else None)
+    return _as_transfer(str(path), task, split, raw, s1, s2)
 
 # %% ../nbs/07_transfer.ipynb #t036
 @dataclass

@@ -91,9 +91,11 @@ def test_cli_usage_errors_exit_2(argv, msg, capsys):
     assert e.value.code == 2 and msg in capsys.readouterr().err
 
 
-def test_cli_unknown_task_names_it(tmp_path):
-    with pytest.raises(ValueError, match=r"Unknown STS task\(s\) \['sts99'\]"):
+def test_cli_unknown_task_names_it(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
         fetch_data_main(["--out", str(tmp_path), "--tasks", "sts99"])
+    assert e.value.code == 2 and "unknown task(s) ['sts99']" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())                                       # nothing written
 
 
 @pytest.fixture
