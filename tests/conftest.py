@@ -1,4 +1,4 @@
-import os
+import os, socket
 from pathlib import Path
 import pytest
 
@@ -24,3 +24,16 @@ def llama():
 def bert():
     from sentemb_lit.tiny_models import tiny_bert
     return tiny_bert(seed=0)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    "Any socket use or `datasets` call fails the test: proves an offline path opens no connection."
+    import datasets
+    calls = []
+    def refuse(*a, **k):
+        calls.append(a)
+        raise AssertionError("network or datasets used")
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(datasets, "load_dataset", refuse)
+    return calls

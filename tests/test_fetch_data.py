@@ -1,7 +1,6 @@
 "fetch_data / sentemb_lit.cli.fetch_data_main: the hub → local data root path, run offline on local `datasets` sources."
 import hashlib
 import json
-import socket
 from pathlib import Path
 
 import datasets
@@ -96,18 +95,6 @@ def test_cli_unknown_task_names_it(tmp_path, capsys):
         fetch_data_main(["--out", str(tmp_path), "--tasks", "sts99"])
     assert e.value.code == 2 and "unknown task(s) ['sts99']" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())                                       # nothing written
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    "Any socket use or `datasets` call fails the test: proves the offline path opens no connection."
-    calls = []
-    def refuse(*a, **k):
-        calls.append(a)
-        raise AssertionError("network or datasets used")
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(datasets, "load_dataset", refuse)
-    return calls
 
 
 @pytest.mark.parametrize("var", ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"])

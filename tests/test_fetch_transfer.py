@@ -2,7 +2,6 @@
 import gzip
 import hashlib
 import json
-import socket
 from pathlib import Path
 
 import datasets
@@ -78,18 +77,6 @@ def test_reranking_from_a_hub_copy_round_trips(tmp_path):
     fetch_transfer(tmp_path / "root", ["SciDocsRR"], {"SciDocsRR": str(src)}, verbose=False)
     assert path.read_bytes() == first                                  # the same data gives the same bytes
     assert reranking_source("StackOverflowDupQuestions", root=tmp_path / "root") == HUB_RERANKING["StackOverflowDupQuestions"]
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    "Any socket use or `datasets` call fails the test: proves the offline path opens no connection."
-    calls = []
-    def refuse(*a, **k):
-        calls.append(a)
-        raise AssertionError("network or datasets used")
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(datasets, "load_dataset", refuse)
-    return calls
 
 
 def test_offline_hub_paths_fail_at_once(monkeypatch, no_network, tmp_path):
