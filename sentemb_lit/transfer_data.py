@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Sequence
 from .checks import check_choice, check_flag, check_path, check_type
-from .data import FETCH_MANIFEST, _old_manifest, data_root
+from .data import DATA_ENV, FETCH_MANIFEST, _old_manifest, data_root
 from .io import CorruptFileError, _atomic_write, atomic_write_json, exclusive
 from .transfer import (EMPTY_ALLOWED, HUB_TRANSFER, MTEB_CLASSIFICATION, TRANSFER_SIZES, TRANSFER_TASKS,
                                   RerankingData, _as_transfer, _check_transfer_task, _hub_transfer_rows, _load_hub,
@@ -105,7 +105,7 @@ def reranking_text(data: RerankingData) -> bytes:
 def reranking_source(task: str, root=None) -> str:
     "The folder of `task` in the data root (`root`, else $SENTEMB_DATA) when it is there, else its hub id."
     check_choice(task, "task", tuple(HUB_RERANKING))
-    if root is None and not os.environ.get("SENTEMB_DATA"): return HUB_RERANKING[task]
+    if root is None and not os.environ.get(DATA_ENV): return HUB_RERANKING[task]
     folder = data_root(root) / "reranking" / task
     return str(folder) if folder.is_dir() else HUB_RERANKING[task]
 
