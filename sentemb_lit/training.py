@@ -18,7 +18,7 @@ from .distributed import _broadcast_weights, _from_main, _mean_over_processes, _
 from .results import _check_out_dir, plot_training_log
 
 # %% auto #0
-__all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult', 'convergence',
+__all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'set_seed', 'NonFiniteLossError', 'check_finite_loss', 'FitResult', 'convergence',
            'to_device', 'fit']
 
 # %% ../nbs/03_training.ipynb #c005
@@ -40,7 +40,7 @@ class NonFiniteLossError(FloatingPointError):
     "The training loss became NaN or inf."
 
 # %% ../nbs/03_training.ipynb #c009b
-def check_finite(loss: torch.Tensor, step: int, on_nonfinite: str = "raise") -> bool:
+def check_finite_loss(loss: torch.Tensor, step: int, on_nonfinite: str = "raise") -> bool:
     "True when `loss` is finite; otherwise raise (default) or return False so the caller skips the step."
     if not isinstance(loss, torch.Tensor): raise TypeError(f"loss must be a torch.Tensor, got {type(loss).__name__}")
     if isinstance(step, bool) or not isinstance(step, int): raise TypeError(f"step must be an int, got {step!r}")
@@ -290,7 +290,7 @@ def _train_step(run: _Run, loss_fn, batch_at, shard, step: int, seed: int, on_no
     if not isinstance(out, tuple) or len(out) != 2:
         raise TypeError(f"loss_fn must return (loss, {{name: value}}), got {type(out).__name__}")
     values = _mean_over_processes(acc, _loss_values(*out, step))
-    if not check_finite(values[0], step, on_nonfinite):
+    if not check_finite_loss(values[0], step, on_nonfinite):
         run.optimizer.zero_grad(set_to_none=True)
         run.state["skipped"] += 1
         run.log({"step": step, "skipped": True})
@@ -443,5 +443,6 @@ from .moved import keep_old_paths
 _MOVED = {**dict.fromkeys(("read_checkpoint", "ConfigMismatchError", "config_diff", "run_config"), "checkpoint"),
           **dict.fromkeys(("gather_with_grad", "shard_batch"), "distributed"),
           **dict.fromkeys(("PROFILES", "profile_value", "resolve_out_dir", "save_results", "markdown_table",
-                           "plot_training_log"), "results")}
+                           "plot_training_log"), "results"),
+          "check_finite": "training.check_finite_loss"}      # renamed: `check_finite` is the weights' check (model_cache)
 keep_old_paths(__name__, _MOVED)
