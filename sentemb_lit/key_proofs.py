@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast, builtins, copy, gzip, hashlib, json, re, tempfile
 from pathlib import Path
 from .checks import check_path
-from .code_keys import KEY_NEUTRAL, _import_target, _package_dir, _stamps, _strip_docstrings, _walk, reached_code
+from .code_keys import KEY_NEUTRAL, _import_target, _node_code, _package_dir, _stamps, _strip_docstrings, _walk, reached_code
 from .io import _atomic_write, fingerprint
 
 # %% auto #0
@@ -302,40 +302,109 @@ def _catch_map(found: dict, index: dict, pkg: Path) -> tuple[dict, dict]:
                     if reads: out[seen][1].update(caught)
     return out, classes
 
+# %% ../nbs/05c_key_proofs.ipynb #k025e
+def _pure_argument(expr) -> bool:
+    "A constant, a name, a tuple or list of them, or a constant subscript of one: evaluating it runs no code."
+    if isinstance(expr, (ast.Constant, ast.Name)): return True
+    if isinstance(expr, (ast.Tuple, ast.List)): return all(_pure_argument(e) for e in expr.elts)
+    return isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and _pure_argument(expr.value)
+
+def _unnamed_params(fn) -> tuple[list, set]:
+    "(positional parameters in order, the parameters the body never names) of a function's proof form."
+    a = fn.args
+    named = {n.id for s in fn.body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    named |= {n.arg for s in fn.body for n in ast.walk(s) if isinstance(n, ast.arg)}     # a nested def's own
+    return [p.arg for p in a.posonlyargs + a.args], {p.arg for p in a.args + a.kwonlyargs} - named
+
+def _bound_names(fn) -> set:
+    "Names a function binds itself: parameters, assignment targets, imports, nested definitions."
+    out = {p.arg for p in ast.walk(fn.args) if isinstance(p, ast.arg)}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store): out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn: out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)): out |= {(x.asname or x.name).split(".")[0] for x in n.names}
+    return out
+
+def _unread_arguments(entries: list, resolve) -> None:
+    """In place, to a fixed point: in `entries` ((module, name, tree) of the proof form, before any renaming), every
+    pure argument bound to a parameter its callee never names becomes `...`. `resolve(module, name)`: the (module,
+    name) of the definition a plain name means in that module (its own, or what it imports), else None."""
+    while True:
+        by = {}
+        for m, name, tree in entries: by.setdefault((m, name), []).append(tree)
+        sigs = {k: _unnamed_params(v[0]) for k, v in by.items()
+                if len(v) == 1 and isinstance(v[0], (ast.FunctionDef, ast.AsyncFunctionDef)) and not v[0].decorator_list}
+        changed = False
+        for m, _, tree in entries:
+            bound = _bound_names(tree) if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
+            for call in ast.walk(tree):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id not in bound
+                        and (target := resolve(m, call.func.id)) in sigs): continue
+                positional, unnamed = sigs[target]
+                for i, arg in enumerate(call.args):
+                    if isinstance(arg, ast.Starred) or i >= len(positional): break
+                    if positional[i] in unnamed and _pure_argument(arg) and not _is_dots(arg):
+                        call.args[i], changed = ast.Constant(value=...), True
+                for kw in call.keywords:
+                    if kw.arg in unnamed and _pure_argument(kw.value) and not _is_dots(kw.value):
+                        kw.value, changed = ast.Constant(value=...), True
+        if not changed: return
+
+def _is_dots(expr) -> bool: return isinstance(expr, ast.Constant) and expr.value is ...
+
 # %% ../nbs/05c_key_proofs.ipynb #k026
+def _scoped(renames: dict) -> tuple[dict, dict, dict]:
+    "`renames` split by scope: old -> new everywhere; module -> {old: new}; definition -> {old: new}."
+    plain, modules, defs = {}, {}, {}
+    for k, v in renames.items():
+        if ":" in k: defs.setdefault(k.split(":", 1)[0], {})[k.split(":", 1)[1]] = v
+        elif "." in k: modules.setdefault(k.rsplit(".", 1)[0], {})[k.rsplit(".", 1)[1]] = v
+        else: plain[k] = v
+    return plain, modules, defs
+
+def _resolve(index: dict, m: str, name: str, hops: int = 0):
+    "The (module, name) of the definition a plain `name` means in module `m` of a walk's index, else None."
+    if m not in index: return None
+    defs, imports = index[m]
+    if name in defs: return m, name
+    if name in imports and imports[name][1] is not None and hops < 8: return _resolve(index, *imports[name], hops + 1)
+    return None
+
 def proof_form(*roots: str, package=None, renames=None, neutral=None) -> tuple[dict, dict]:
     """(name -> syntax trees, notes) of the code `roots` reach in the *proof form*: docstrings, raise and assert
     messages and function-local imports removed, guards removed where no handler can see them, identifiers renamed
-    by `renames` (old -> new; "name:old" -> new inside `name` only). Two trees with the same proof form compute the same numbers wherever both compute
-    one (the table above says why each removal is safe). Notes: the guards removed and the definitions whose messages
-    are kept because a handler that can see them reads its exception."""
+    by `renames` (old -> new; "name:old" -> new inside the definition `name` only; "module.old" -> new inside the
+    definitions of `module`). Two trees with the same proof form compute the same numbers wherever both compute one
+    (the table above says why each removal is safe). Notes: the guards removed and the definitions whose messages are
+    kept because a handler that can see them reads its exception."""
     pkg = _package_dir(package)
-    renames = dict(renames or {})
+    plain, in_module, in_def = _scoped(dict(renames or {}))
     neutral = KEY_NEUTRAL if neutral is None else frozenset(neutral)
     found, index = _walk(tuple(roots), str(pkg), _stamps(pkg), neutral)
     catch, classes = _catch_map(found, index, pkg)
-    out, notes = {}, {"guards": {}, "messages_kept": []}
+    out, origin, entries, notes = {}, {}, [], {"guards": {}, "messages_kept": []}
     for name, pairs in found.items():
         caught, read = catch[name]
-        local = {k: v for k, v in renames.items() if ":" not in k} | \
-            {k.split(":", 1)[1]: v for k, v in renames.items() if k.split(":", 1)[0] == name}
         def seen_by(t, handlers):                   # could a handler catching `handlers` catch a raise of class t?
             bases = _exception_bases(t, classes) if t else None
             return None in handlers or bases is None or bool(bases & handlers)
-        trees = []
-        for _, node in pairs:
+        for m, node in pairs:
+            local = plain | in_module.get(m, {}) | in_def.get(name, {})
+            key = local.get(name, name)                    # the definition's name after renaming
+            if origin.setdefault(key, name) != name: raise ValueError(f"renames map two reached names to {key!r}")
             node = _strip_docstrings(copy.deepcopy(node))
             types = {_raised(s) for s in ast.walk(node) if isinstance(s, ast.Raise)} - {None}
-            form = _ProofForm(local, frozenset(t for t in types if not seen_by(t, caught)),
+            form = _ProofForm({}, frozenset(t for t in types if not seen_by(t, caught)),
                               keep=lambda t: bool(read) and seen_by(t, read),
                               bases=lambda t: _exception_bases(t, classes) or {t, "BaseException"})
-            trees.append(ast.dump(form.visit(node), include_attributes=False))
-            if form.dropped: notes["guards"].setdefault(renames.get(name, name), []).extend(form.dropped)
-            if read and any(seen_by(t, read) for t in types): notes["messages_kept"].append(renames.get(name, name))
-        key = renames.get(name, name)                      # a definition renamed everywhere
-        if key in out: raise ValueError(f"renames map two reached names to {key!r}")
-        out[key] = sorted(trees)
-    return dict(sorted(out.items())), notes
+            entries.append((m, name, form.visit(node), local, key))
+            if form.dropped: notes["guards"].setdefault(key, []).extend(form.dropped)
+            if read and any(seen_by(t, read) for t in types): notes["messages_kept"].append(key)
+    _unread_arguments([e[:3] for e in entries], lambda m, n: _resolve(index, m, n))
+    for _, _, tree, local, key in entries:           # renaming last: it cannot change what a function never names
+        out.setdefault(key, []).append(ast.dump(_ProofForm(local, frozenset(), keep=lambda t: True).visit(tree),
+                                                include_attributes=False))
+    return {k: sorted(v) for k, v in sorted(out.items())}, notes
 
 # %% ../nbs/05c_key_proofs.ipynb #k030
 def save_tree(folder, package=None) -> str:
@@ -398,16 +467,20 @@ def _identifiers(trees: dict) -> set:
 def _strings(trees: dict) -> set:
     return {s for dumps in trees.values() for t in dumps for s in re.findall(r"Constant\(value='([^']*)'", t)}
 
-def _check_renames(renames: dict, old_raw: dict, old_form: dict, new_form: dict):
+def _check_renames(renames: dict, old_raw: dict, old_form: dict, new_form: dict, old_modules: dict | None = None):
     """Refuse a renaming that could capture a name, or whose names occur in a string the proof form keeps (where
-    `getattr` or a state-dict key could read them; messages are not kept). 'name:old' renames inside `name` only."""
+    `getattr` or a state-dict key could read them; messages are not kept). 'name:old' renames inside the definition
+    `name` only; 'module.old' inside one module, whose capture is checked in that module's definitions
+    (`old_modules`: module -> name -> raw code; without it, in every definition)."""
     words = lambda trees: set().union(set(), *(set(re.split(r"[./\s]", s)) for s in _strings(trees)))
     for key, b in renames.items():
         where, _, a = key.rpartition(":")
+        module, a = a.rsplit(".", 1) if not where and "." in a else (None, a)
         if not (isinstance(b, str) and a.isidentifier() and b.isidentifier()):
-            raise ValueError(f"renames: {key!r} -> {b!r} must map an identifier ('name:old' or 'old') to one")
+            raise ValueError(f"renames: {key!r} -> {b!r} must map an identifier ('old', 'name:old' or 'module.old') to one")
         pick = lambda trees: {k: v for k, v in trees.items() if not where or k == where}
-        if b in _identifiers(pick(old_raw)):
+        scope = old_modules.get(module, {}) if module is not None and old_modules is not None else pick(old_raw)
+        if b in _identifiers(scope):
             raise ValueError(f"renames: {b!r} already occurs in the old code; renaming {a!r} to it could capture it")
         if {a, b} & (words(pick(old_form)) | words(pick(new_form))):
             raise ValueError(f"renames: {a!r} or {b!r} occurs inside a string of the reached code")
@@ -424,7 +497,11 @@ def key_proof(*roots: str, old, new=None, renames=None) -> dict:
     renames = dict(renames or {})
     old_raw, new_raw = reached_code(*roots, package=old), reached_code(*roots, package=new)
     (f0, n0), (f1, n1) = proof_form(*roots, package=old, renames=renames), proof_form(*roots, package=new)
-    _check_renames(renames, old_raw, f0, f1)
+    found, _ = _walk(tuple(roots), str(_package_dir(old)), _stamps(_package_dir(old)), KEY_NEUTRAL)
+    old_modules = {}
+    for name, pairs in found.items():
+        for m, node in pairs: old_modules.setdefault(m, {}).setdefault(name, []).append(_node_code(node))
+    _check_renames(renames, old_raw, f0, f1, old_modules)
     differ = sorted(n for n in f0.keys() | f1.keys() if f0.get(n) != f1.get(n))
     return {"roots": list(roots), "equal": not differ, "differ": differ, "code": tree_code_part(*roots, package=old),
             "key": fingerprint({"reached": new_raw}), "renames": renames,

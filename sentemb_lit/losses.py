@@ -124,14 +124,14 @@ def cross_info_nce(y_a: torch.Tensor, y_b: torch.Tensor, temperature: float = 0.
     return _reduce(F.cross_entropy(logits, _partner(n, y_a.device), reduction="none"), reduction)
 
 # %% ../nbs/10_tensor_modulus_loss.ipynb #c028b
-def _check_icnce_inputs(h1, h2, c1, c2):
-    _check_pair(h1, h2, "h1", "h2", ndim=2, interleaved=True)
+def _check_icnce_inputs(l1, l2, c1, c2):
+    _check_pair(l1, l2, "l1", "l2", ndim=2, interleaved=True)
     if (c1 is None) != (c2 is None):
         raise ValueError("pass both cross outputs c1 and c2, or neither")
     if c1 is not None:
         _check_pair(c1, c2, "c1", "c2", ndim=2)
-        if c1.shape[0] != h1.shape[0]:
-            raise ValueError(f"c1 must have the same number of rows as h1 ({h1.shape[0]}), got {c1.shape[0]}")
+        if c1.shape[0] != l1.shape[0]:
+            raise ValueError(f"c1 must have the same number of rows as l1 ({l1.shape[0]}), got {c1.shape[0]}")
 
 def _draw_R(R, generator=None):
     "The ICNCE direction: R itself, or a Bernoulli(1/2) draw from torch's RNG (or `generator`) when R is None."
@@ -140,18 +140,18 @@ def _draw_R(R, generator=None):
     return R if isinstance(R, str) else int(R)
 
 # %% ../nbs/10_tensor_modulus_loss.ipynb #c028c
-def icnce(h1: torch.Tensor, h2: torch.Tensor, c1: torch.Tensor | None = None, c2: torch.Tensor | None = None,
+def icnce(l1: torch.Tensor, l2: torch.Tensor, c1: torch.Tensor | None = None, c2: torch.Tensor | None = None,
           R: int | str | None = None, temperature: float = 0.05, mask_same_copy: bool = True,
           generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict]:
-    """Interaction-constrained InfoNCE (JTCSE Eq. 12). h1, h2: [2B, d] CLS last hidden states of towers I, II
+    """Interaction-constrained InfoNCE (JTCSE Eq. 12). l1, l2: [2B, d] CLS last hidden states of towers I, II
     (interleaved copies); c1, c2: [2B, d] cross-attention outputs c^O (both or neither; None = TNCSE's CLS-only form).
     R: 1 = rows from tower I, 0 = rows from tower II, None = random per call (torch RNG / generator), "both" = sum of
     both directions. Returns (loss, {"icnce_cls": float, "icnce_cross": float, "R": R used})."""
-    _check_icnce_inputs(h1, h2, c1, c2)
+    _check_icnce_inputs(l1, l2, c1, c2)
     _check_options(R=R, generator=generator, temperature=temperature, mask_same_copy=mask_same_copy)
     r = _draw_R(R, generator)
     dirs = [(0, 1), (1, 0)] if r == "both" else ([(0, 1)] if r == 1 else [(1, 0)])   # (rows, columns) towers
-    hs, cs = (h1, h2), (c1, c2)
+    hs, cs = (l1, l2), (c1, c2)
     kw = dict(temperature=temperature, mask_same_copy=mask_same_copy)
     l_cls = sum(cross_info_nce(hs[a], hs[b], **kw) for a, b in dirs)                    # L_NCE(h^L_a, h^L_b)
     l_cross = sum(cross_info_nce(cs[a], cs[b], **kw) for a, b in dirs) if c1 is not None else None   # (c^O_a, c^O_b)

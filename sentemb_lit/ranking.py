@@ -142,9 +142,9 @@ def chain_loss(student: RankStudent, teacher: RankStudent, tokenizer, chain: Seq
 from .moved import keep_old_paths
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21mv1
-_MOVED = dict.fromkeys(("weights_fingerprint", "run_config", "posttrain", "collapse_repeats", "save_pairs",
+_MOVED = dict.fromkeys(("weights_fingerprint", "posttrain", "collapse_repeats", "save_pairs",
                         "load_pairs", "RECORD_VERSION", "posttrain_and_evaluate", "LR_GRID", "pick_by_dev",
-                        "lr_folder", "select_lr"), "ranking_runs")
+                        "lr_folder", "select_lr"), "ranking_runs") | {"run_config": "ranking_runs.posttrain_config"}
 keep_old_paths(__name__, _MOVED)
 
 # %% ../nbs/21_ranking_posttraining.ipynb #r21chk1

@@ -19,7 +19,7 @@ from .training import CHECKPOINT, convergence, fit, set_seed
 from .ranking import INDEX_MODES, LISTMLE_FORMS, TARGETS, RankStudent, chain_loss, same_tokenizer
 
 # %% auto #0
-__all__ = ['RUN_CODE', 'RECORD_VERSION', 'LR_GRID', 'weights_fingerprint', 'run_config', 'posttrain', 'collapse_repeats',
+__all__ = ['RUN_CODE', 'RECORD_VERSION', 'LR_GRID', 'weights_fingerprint', 'posttrain_config', 'posttrain', 'collapse_repeats',
            'save_pairs', 'load_pairs', 'posttrain_and_evaluate', 'pick_by_dev', 'lr_folder', 'select_lr']
 
 # %% ../nbs/21a_ranking_runs.ipynb #r21chk3b
@@ -121,7 +121,7 @@ def weights_fingerprint(module: torch.nn.Module) -> str:
     return h.hexdigest()
 
 # %% ../nbs/21a_ranking_runs.ipynb #r21rc0
-def run_config(chains, **kw) -> dict:
+def posttrain_config(chains, **kw) -> dict:
     "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
     if isinstance(chains, (str, bytes)) or not hasattr(chains, "__iter__"):
         raise TypeError(f"chains must be a list of chains (lists of sentences), got {type(chains).__name__}")
@@ -180,7 +180,7 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               save_best=lambda d: torch.save(_student_state(model), Path(d) / "student.pt"),
               ckpt_every=ckpt_every, seed=seed, scheduler=sched, max_grad_norm=1.0, progress=progress,
               stop_after=stop_after, desc=f"posttrain[{mode}]",
-              config=run_config(chains, **args) | {"code": code_hash(*RUN_CODE)},    # a resume needs the same code too
+              config=posttrain_config(chains, **args) | {"code": code_hash(*RUN_CODE)},    # a resume needs the same code too
               resume=resume)
     dev0, last_state = _after_training(model, out_dir)
     return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state,
@@ -279,7 +279,7 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
     _check_chains(chains)                                         # a list of >= 2-sentence chains, before any file
     _check_arm(arm)
     check_flag(keep_pairs, "keep_pairs")
-    config, cache = run_config(chains, **kw), run_dir / "result.json"
+    config, cache = posttrain_config(chains, **kw), run_dir / "result.json"
     code = code_hash(*RUN_CODE)                                  # the code part of the key: the code the run reaches
     if cache.exists() and (res := _serve_cached(cache, config, code, arm, keep_pairs)) is not None: return res
     t0 = time.time()
@@ -345,3 +345,9 @@ def select_lr(chains, run_root, lrs: Sequence[float] = LR_GRID, **kw) -> dict:
     runs = {lr: posttrain_and_evaluate(chains, run_root / lr_folder(lr), lr=lr, **kw) for lr in lrs}
     return {"lr": pick_by_dev(runs), "runs": runs, "rule": "highest best_dev (dev every eval_every steps, best "
             "restored); ties: the first lr in lrs"}
+
+# %% ../nbs/21a_ranking_runs.ipynb #r21rn0i
+from .moved import keep_old_paths
+
+# %% ../nbs/21a_ranking_runs.ipynb #r21rn0
+keep_old_paths(__name__, {"run_config": "ranking_runs.posttrain_config"})

@@ -18,8 +18,8 @@ from .distributed import _broadcast_weights, _from_main, _mean_over_processes, _
 from .results import _check_out_dir, plot_training_log
 
 # %% auto #0
-__all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'set_seed', 'NonFiniteLossError', 'check_finite', 'FitResult', 'convergence',
-           'to_device', 'fit']
+__all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'set_seed', 'NonFiniteLossError', 'check_finite_loss', 'FitResult', 'convergence',
+           'to_device', 'fit', 'replay_patience']
 
 # %% ../nbs/03_training.ipynb #c005
 from .io import (atomic_write_text, atomic_write_json, atomic_torch_save, atomic_write_dir, append_jsonl,
@@ -40,7 +40,7 @@ class NonFiniteLossError(FloatingPointError):
     "The training loss became NaN or inf."
 
 # %% ../nbs/03_training.ipynb #c009b
-def check_finite(loss: torch.Tensor, step: int, on_nonfinite: str = "raise") -> bool:
+def check_finite_loss(loss: torch.Tensor, step: int, on_nonfinite: str = "raise") -> bool:
     "True when `loss` is finite; otherwise raise (default) or return False so the caller skips the step."
     if not isinstance(loss, torch.Tensor): raise TypeError(f"loss must be a torch.Tensor, got {type(loss).__name__}")
     if isinstance(step, bool) or not isinstance(step, int): raise TypeError(f"step must be an int, got {step!r}")
@@ -290,7 +290,7 @@ def _train_step(run: _Run, loss_fn, batch_at, shard, step: int, seed: int, on_no
     if not isinstance(out, tuple) or len(out) != 2:
         raise TypeError(f"loss_fn must return (loss, {{name: value}}), got {type(out).__name__}")
     values = _mean_over_processes(acc, _loss_values(*out, step))
-    if not check_finite(values[0], step, on_nonfinite):
+    if not check_finite_loss(values[0], step, on_nonfinite):
         run.optimizer.zero_grad(set_to_none=True)
         run.state["skipped"] += 1
         run.log({"step": step, "skipped": True})
@@ -436,6 +436,25 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
     return FitResult(best_score, best_step, run.state["step"], out_dir, interrupted, run.state["skipped"],
                      [s for s, _ in dev], [v for _, v in dev], stop, round(run.seconds(), 1))
 
+# %% ../nbs/03_training.ipynb #tr12
+def replay_patience(dev_steps, dev_scores, patience: int, growth: float = 0.0) -> dict:
+    """Where `fit`'s patience stop with (`patience`, `growth`) falls on a recorded dev curve: stop_step, the dev_steps
+    and dev_scores it would have seen, best_step, best_dev, and exact (False: the curve ends before that stop)."""
+    check_positive_int(patience, "patience", 1)
+    if isinstance(growth, bool) or not isinstance(growth, (int, float)) or not math.isfinite(growth) or growth < 0:
+        raise ValueError(f"growth must be a finite number >= 0, got {growth!r}")
+    dev_steps, dev_scores = (list(x) if isinstance(x, collections.abc.Iterator) else x for x in (dev_steps, dev_scores))
+    steps, scores = convergence(dev_steps, dev_scores, 0)["dev_steps"], [float(v) for v in dev_scores]
+    best, best_step, since = None, 0, 0
+    for i, (s, v) in enumerate(zip(steps, scores)):
+        if best is None or v > best: best, best_step, since = v, s, 0          # the first best, as fit keeps it
+        else: since += 1
+        if i and _patience_spent({"best_step": best_step, "since_best": since}, s, patience, growth):
+            return {"stop_step": s, "dev_steps": steps[:i + 1], "dev_scores": scores[:i + 1], "best_step": best_step,
+                    "best_dev": best, "exact": True}
+    return {"stop_step": steps[-1], "dev_steps": steps, "dev_scores": scores, "best_step": best_step,
+            "best_dev": best, "exact": False}
+
 # %% ../nbs/03_training.ipynb #tr901k
 from .moved import keep_old_paths
 
@@ -443,5 +462,6 @@ from .moved import keep_old_paths
 _MOVED = {**dict.fromkeys(("read_checkpoint", "ConfigMismatchError", "config_diff", "run_config"), "checkpoint"),
           **dict.fromkeys(("gather_with_grad", "shard_batch"), "distributed"),
           **dict.fromkeys(("PROFILES", "profile_value", "resolve_out_dir", "save_results", "markdown_table",
-                           "plot_training_log"), "results")}
+                           "plot_training_log"), "results"),
+          "check_finite": "training.check_finite_loss"}      # renamed: `check_finite` is the weights' check (model_cache)
 keep_old_paths(__name__, _MOVED)

@@ -103,10 +103,10 @@ LOSS_CASES = {
     "icnce_R_bool": (lambda: icnce(X, Y, R=True), ValueError, r"^R must be .*got True"),
     "icnce_R_str": (lambda: icnce(X, Y, R="random"), ValueError, r"^R must be .*got 'random'"),
     "icnce_one_cross": (lambda: icnce(X, Y, c1=X), ValueError, r"pass both cross outputs c1 and c2"),
-    "icnce_cross_rows": (lambda: icnce(X, Y, X[:4], Y[:4]), ValueError, r"^c1 must have the same number of rows as h1"),
+    "icnce_cross_rows": (lambda: icnce(X, Y, X[:4], Y[:4]), ValueError, r"^c1 must have the same number of rows as l1"),
     "icnce_cross_nan": (lambda: icnce(X, Y, NAN, Y), ValueError, r"^c1 contains NaN"),
     "icnce_generator": (lambda: icnce(X, Y, generator=0), TypeError, r"^generator must be a torch.Generator"),
-    "icnce_h2_int": (lambda: icnce(X, Y.long()), TypeError, r"^h2 must be a floating-point"),
+    "icnce_l2_int": (lambda: icnce(X, Y.long()), TypeError, r"^l2 must be a floating-point"),
     # tmc_dynamic / ictm_loss (Eq. 13-14)
     "ictm_pooler_rows": (lambda: ictm_loss(X, Y, X[:4], Y[:4]), ValueError, r"same number of rows, got l1 6 and p1 4"),
     "ictm_p2_nan": (lambda: ictm_loss(X, Y, X, NAN), ValueError, r"^p2 contains NaN"),

@@ -94,13 +94,13 @@ def test_posttrain(tmp_path, chains, kw, err, msg):
 
 def test_run_config_unknown_argument():
     with pytest.raises(TypeError, match=r"unknown posttrain argument\(s\) \['learning_rate'\]"):
-        RR.run_config(CH, learning_rate=1e-5)
+        RR.posttrain_config(CH, learning_rate=1e-5)
 
 
 def test_cached_run_with_other_config_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    cfg = RR.run_config(CH, lr=1e-5, seed=1)
+    cfg = RR.posttrain_config(CH, lr=1e-5, seed=1)
     write_json_verified(run / "result.json", {"config": cfg | {"listmle_form": "official"}})
     with pytest.raises(ValueError, match="result.json was written with another config .*listmle_form"):
         RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
@@ -113,7 +113,7 @@ def test_cached_run_made_by_other_code_is_refused(tmp_path, monkeypatch):
     "The code part of a run's key: after an edit of the code a run reaches (its hash, monkeypatched) the cache is refused."
     run = tmp_path / "run"
     run.mkdir()
-    stored = {"record_version": 3, "config": RR.run_config(CH, seed=1), "code": RR.code_hash(*RR.RUN_CODE), "scores": {}}
+    stored = {"record_version": 3, "config": RR.posttrain_config(CH, seed=1), "code": RR.code_hash(*RR.RUN_CODE), "scores": {}}
     write_json_verified(run / "result.json", stored)
     assert RR.posttrain_and_evaluate(CH, run, seed=1)["code"] == stored["code"]          # the same code: served
     monkeypatch.setattr(RR, "code_hash", lambda *roots: "f" * 64)                         # the reached code was edited
@@ -147,11 +147,11 @@ def test_the_code_part_follows_the_code_a_run_reaches(tmp_path):
 def test_cached_run_that_was_edited_or_never_hashed_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    write_json_verified(run / "result.json", {"config": RR.run_config(CH, lr=1e-5, seed=1), "scores": {"avg": 50.0}})
+    write_json_verified(run / "result.json", {"config": RR.posttrain_config(CH, lr=1e-5, seed=1), "scores": {"avg": 50.0}})
     (run / "result.json").write_text((run / "result.json").read_text().replace("50.0", "99.0"))
     with pytest.raises(IntegrityError, match=r"result\.json: content hash mismatch"):
         RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
-    (run / "result.json").write_text(json.dumps({"config": RR.run_config(CH, lr=1e-5, seed=1), "scores": {}}))
+    (run / "result.json").write_text(json.dumps({"config": RR.posttrain_config(CH, lr=1e-5, seed=1), "scores": {}}))
     with pytest.raises(IntegrityError, match=r"result\.json has no content hash.*seal_json"):
         RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
     (run / "result.json").write_text("{torn")
@@ -340,7 +340,7 @@ def test_posttrain_and_evaluate_arguments(tmp_path, kw, err, msg):
 def test_a_cached_run_of_another_arm_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    write_json_verified(run / "result.json", {"record_version": 3, "arm": "method", "config": RR.run_config(CH, seed=1),
+    write_json_verified(run / "result.json", {"record_version": 3, "arm": "method", "config": RR.posttrain_config(CH, seed=1),
                                               "code": RR.code_hash(*RR.RUN_CODE)})
     assert RR.posttrain_and_evaluate(CH, run, seed=1, arm="method")["arm"] == "method"
     with pytest.raises(ValueError, match="holds the run of arm 'method', not 'semantic only'"):

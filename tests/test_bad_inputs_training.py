@@ -6,7 +6,7 @@ import pandas as pd, pytest, torch
 from sentemb_lit.checkpoint import ConfigMismatchError, config_diff, run_config
 from sentemb_lit.distributed import gather_with_grad, shard_batch
 from sentemb_lit.results import markdown_table, plot_training_log, profile_value, resolve_out_dir, save_results
-from sentemb_lit.training import check_finite, fit, set_seed, to_device
+from sentemb_lit.training import check_finite_loss, fit, set_seed, to_device
 
 
 def _task():
@@ -99,9 +99,9 @@ def test_fit_refuses_other_steps_without_override(tmp_path):
     (lambda: set_seed(True), TypeError, "seed must be an int, got True"),
     (lambda: set_seed(-1), ValueError, r"seed must be in \[0, 2\*\*63\), got -1"),
     (lambda: set_seed(2**64), ValueError, "seed must be in"),
-    (lambda: check_finite(float("nan"), 1), TypeError, "loss must be a torch.Tensor, got float"),
-    (lambda: check_finite(torch.tensor(1.0), "3"), TypeError, "step must be an int, got '3'"),
-    (lambda: check_finite(torch.tensor(1.0), 1, "warn"), ValueError,
+    (lambda: check_finite_loss(float("nan"), 1), TypeError, "loss must be a torch.Tensor, got float"),
+    (lambda: check_finite_loss(torch.tensor(1.0), "3"), TypeError, "step must be an int, got '3'"),
+    (lambda: check_finite_loss(torch.tensor(1.0), 1, "warn"), ValueError,
      "on_nonfinite must be 'raise' or 'skip', got 'warn'"),
     (lambda: profile_value("gpu", {"smoke": 1}), ValueError, "Unknown profile 'gpu'"),
     (lambda: profile_value("cpu", {"smoke": 1}), ValueError, "No setting for profile 'cpu'"),
