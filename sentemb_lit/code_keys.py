@@ -10,7 +10,29 @@ from .checks import check_path
 from .io import _json_default, fingerprint
 
 # %% auto #0
-__all__ = ['KEY_NEUTRAL', 'CODE_ALIASES', 'code_hash', 'reached_code', 'code_alias', 'cache_key']
+__all__ = ['KEY_NEUTRAL', 'CODE_ALIASES', 'CodeChangedError', 'code_hash', 'reached_code', 'code_alias', 'cache_key']
+
+# %% ../nbs/05b_code_keys.ipynb #k004a
+def _package_dir(package=None) -> Path:
+    if package is not None: return check_path(package, "package")
+    return Path(importlib.util.find_spec("sentemb_lit").origin).parent
+
+def _stamps(pkg: Path) -> tuple:
+    return tuple((str(p.relative_to(pkg)), hashlib.blake2b(p.read_bytes()).hexdigest()) for p in sorted(pkg.rglob("*.py")))
+
+class CodeChangedError(RuntimeError):
+    "The package's files changed after this process imported it: the code it runs is not the code on disk."
+
+_STARTED = _stamps(_package_dir())            # the files this process's code came from, read once at import
+
+def _check_running_code(package=None, started=None) -> None:
+    "Raise CodeChangedError once a file of the package differs from what it was when this process imported it."
+    now, then = set(_stamps(_package_dir(package))), set(_STARTED if started is None else started)
+    changed = sorted({f for f, _ in now ^ then})
+    if changed:
+        raise CodeChangedError(f"{', '.join(changed[:5])}{' …' if len(changed) > 5 else ''} changed since this process "
+                               "imported sentemb_lit: the code it runs is not the code on disk, so no key can name it; "
+                               "restart the process (or the notebook's kernel)")
 
 # %% ../nbs/05b_code_keys.ipynb #k005
 def _module_file(module) -> Path:
@@ -39,7 +61,8 @@ def _code_text(path: Path) -> str:
 def code_hash(*modules) -> str:
     """SHA-256 of the code of the named modules (`'losses'` = `sentemb_lit.losses`); none named = the whole package;
     entry points (`'jtcse.run_stage'`) = only the code they reach (`reached_code`), read through
-    `code_alias`."""
+    `code_alias`. Refused once the package's files differ from those this process imported (`CodeChangedError`)."""
+    _check_running_code()
     roots = [m.removeprefix("sentemb_lit.") for m in modules if isinstance(m, str)]
     if roots and any("." in r for r in roots):
         if len(roots) < len(modules) or not all("." in r for r in roots):
@@ -51,10 +74,6 @@ def code_hash(*modules) -> str:
     return fingerprint({_module_file(m).name: _code_text(_module_file(m)) for m in modules})
 
 # %% ../nbs/05b_code_keys.ipynb #k008
-def _package_dir(package=None) -> Path:
-    if package is not None: return check_path(package, "package")
-    return Path(importlib.util.find_spec("sentemb_lit").origin).parent
-
 def _import_target(node, pkg_name: str):
     "The package module an ImportFrom reads from ('' for `from . import x`), or None for a foreign one."
     if node.level == 1: return node.module or ""
@@ -115,10 +134,8 @@ def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str) -> tuple[di
 KEY_NEUTRAL = frozenset({
     "code_hash", "code_alias", "CODE_ALIASES", "KEY_NEUTRAL", "reached_code", "_reached", "_walk", "_node_code",
     "_module_file", "_code_text", "_package_dir", "_import_target", "_module_index", "_patched_class",
-    "_extended_name", "_parsed_index", "_stamps", "_strip_docstrings"})
-
-def _stamps(pkg: Path) -> tuple:
-    return tuple((str(p.relative_to(pkg)), hashlib.blake2b(p.read_bytes()).hexdigest()) for p in sorted(pkg.rglob("*.py")))
+    "_extended_name", "_parsed_index", "_stamps", "_strip_docstrings", "_check_running_code", "_STARTED",
+    "CodeChangedError"})
 
 @functools.lru_cache(maxsize=64)
 def _walk(roots: tuple, package: str, stamps: tuple, neutral: frozenset) -> tuple:
