@@ -309,9 +309,15 @@ def _pure_argument(expr) -> bool:
     if isinstance(expr, (ast.Tuple, ast.List)): return all(_pure_argument(e) for e in expr.elts)
     return isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and _pure_argument(expr.value)
 
+_REFLECTION = frozenset({"locals", "vars", "eval", "exec", "globals", "_getframe", "currentframe", "f_locals"})
+
 def _unnamed_params(fn) -> tuple[list, set]:
-    "(positional parameters in order, the parameters the body never names) of a function's proof form."
+    """(positional parameters in order, the parameters the body never names) of a function's proof form; none when
+    the body could read its parameters without naming them (`locals()`, `eval`, frames)."""
     a = fn.args
+    nodes = [n for s in fn.body for n in ast.walk(s)]
+    if any(getattr(n, "id", None) in _REFLECTION or getattr(n, "attr", None) in _REFLECTION for n in nodes):
+        return [p.arg for p in a.posonlyargs + a.args], set()
     named = {n.id for s in fn.body for n in ast.walk(s) if isinstance(n, ast.Name)}
     named |= {n.arg for s in fn.body for n in ast.walk(s) if isinstance(n, ast.arg)}     # a nested def's own
     return [p.arg for p in a.posonlyargs + a.args], {p.arg for p in a.args + a.kwonlyargs} - named
