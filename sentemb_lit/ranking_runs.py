@@ -15,7 +15,8 @@ from .code_keys import code_hash
 from .models import SentenceEncoder, load_encoder
 from .model_cache import MODEL_REGISTRY
 from .io import read_json_verified, read_jsonl, write_json_verified
-from .training import CHECKPOINT, convergence, fit, set_seed
+from .training import CHECKPOINT, fit, set_seed
+from .training_rule import convergence
 from .ranking import INDEX_MODES, LISTMLE_FORMS, TARGETS, RankStudent, chain_loss, same_tokenizer
 
 # %% auto #0

@@ -16,10 +16,11 @@ from .checkpoint import (ConfigMismatchError, _apply_hyperparams, _write_checkpo
                                     read_checkpoint, run_config)
 from .distributed import _broadcast_weights, _from_main, _mean_over_processes, _sync_grads, shard_batch
 from .results import _check_out_dir, plot_training_log
+from .training_rule import _patience_spent, convergence, replay_patience
 
 # %% auto #0
-__all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'set_seed', 'NonFiniteLossError', 'check_finite_loss', 'FitResult', 'convergence',
-           'to_device', 'fit', 'replay_patience']
+__all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'set_seed', 'NonFiniteLossError', 'check_finite_loss', 'FitResult', 'to_device',
+           'fit']
 
 # %% ../nbs/03_training.ipynb #c005
 from .io import (atomic_write_text, atomic_write_json, atomic_torch_save, atomic_write_dir, append_jsonl,
@@ -94,28 +95,6 @@ class FitResult:
     def history(self):
         import pandas as pd
         return pd.DataFrame(read_jsonl(self.log_path))
-
-# %% ../nbs/03_training.ipynb #tr01
-def convergence(dev_steps, dev_scores, steps_run: int, tail: float = 0.2, min_tail_evals: int = 3,
-                tol: float = 0.3) -> dict:
-    "best_step, steps_run, dev_steps, best_dev, last_dev, and whether the curve flattened after its peak."
-    if not (hasattr(dev_steps, "__iter__") and hasattr(dev_scores, "__iter__")):
-        raise TypeError(f"dev_steps and dev_scores must be sequences, got {type(dev_steps).__name__} and "
-                        f"{type(dev_scores).__name__}")
-    if getattr(dev_steps, "ndim", 1) != 1 or getattr(dev_scores, "ndim", 1) != 1:
-        raise TypeError("dev_steps and dev_scores must be 1-D sequences of numbers")
-    if isinstance(steps_run, bool) or not isinstance(steps_run, (int, float, np.integer, np.floating)):
-        raise TypeError(f"steps_run must be a number of steps, got {type(steps_run).__name__}")
-    steps, scores = [int(s) for s in dev_steps], [float(v) for v in dev_scores]
-    if not steps or len(steps) != len(scores):
-        raise ValueError("dev_steps and dev_scores must be non-empty and of one length")
-    best = int(np.argmax(scores))                                   # the first best, as fit keeps it
-    start = steps_run * (1 - tail)                                  # the last 20 % of the steps run
-    tail_evals = sum(s >= start for s in steps)
-    converged = steps[best] < start and tail_evals >= min_tail_evals and scores[-1] >= scores[best] - tol
-    return {"best_step": steps[best], "steps_run": int(steps_run), "dev_steps": steps, "best_dev": scores[best],
-            "last_dev": scores[-1], "tail_evals": int(tail_evals), "converged": bool(converged),
-            "never_improved": steps[best] == 0}
 
 # %% ../nbs/03_training.ipynb #c014
 def _device(device) -> torch.device:
@@ -327,11 +306,6 @@ def _finish(run: _Run, evaluate, eval_every: int, save_best, n_steps: int, resto
         plt.close(fig)
 
 # %% ../nbs/03_training.ipynb #c053b
-def _patience_spent(state: dict, step: int, patience: int, growth: float) -> bool:
-    "No new best for `patience` evaluations and for more than `growth` × the steps it took to reach the best."
-    best = state.get("best_step") or 0
-    return state.get("since_best", 0) >= patience and step - best > growth * best
-
 def _train_loop(run: _Run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite, max_grad_norm, evaluate, eval_every,
                 save_best, ckpt_every, stop_after, progress, desc, patience=None,
                 patience_growth=0.0) -> bool:
@@ -435,25 +409,6 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
     stop = "interrupted" if interrupted else run.state.get("stop") or "cap"
     return FitResult(best_score, best_step, run.state["step"], out_dir, interrupted, run.state["skipped"],
                      [s for s, _ in dev], [v for _, v in dev], stop, round(run.seconds(), 1))
-
-# %% ../nbs/03_training.ipynb #tr12
-def replay_patience(dev_steps, dev_scores, patience: int, growth: float = 0.0) -> dict:
-    """Where `fit`'s patience stop with (`patience`, `growth`) falls on a recorded dev curve: stop_step, the dev_steps
-    and dev_scores it would have seen, best_step, best_dev, and exact (False: the curve ends before that stop)."""
-    check_positive_int(patience, "patience", 1)
-    if isinstance(growth, bool) or not isinstance(growth, (int, float)) or not math.isfinite(growth) or growth < 0:
-        raise ValueError(f"growth must be a finite number >= 0, got {growth!r}")
-    dev_steps, dev_scores = (list(x) if isinstance(x, collections.abc.Iterator) else x for x in (dev_steps, dev_scores))
-    steps, scores = convergence(dev_steps, dev_scores, 0)["dev_steps"], [float(v) for v in dev_scores]
-    best, best_step, since = None, 0, 0
-    for i, (s, v) in enumerate(zip(steps, scores)):
-        if best is None or v > best: best, best_step, since = v, s, 0          # the first best, as fit keeps it
-        else: since += 1
-        if i and _patience_spent({"best_step": best_step, "since_best": since}, s, patience, growth):
-            return {"stop_step": s, "dev_steps": steps[:i + 1], "dev_scores": scores[:i + 1], "best_step": best_step,
-                    "best_dev": best, "exact": True}
-    return {"stop_step": steps[-1], "dev_steps": steps, "dev_scores": scores, "best_step": best_step,
-            "best_dev": best, "exact": False}
 
 # %% ../nbs/03_training.ipynb #tr901k
 from .moved import keep_old_paths
