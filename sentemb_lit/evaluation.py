@@ -248,6 +248,7 @@ def alignment_uniformity(encode: Callable, threshold: float = 4.0, variant: str 
                          t: float = 2.0) -> dict:
     "Alignment over STS-B test pairs with gold ≥ threshold and uniformity over all STS-B test sentences."
     if not 0 <= threshold <= 5: raise ValueError(f"threshold is on the 0–5 gold scale, got {threshold}")
+    encode = as_encode(encode)
     d = _cached_sts("stsb", "test", variant, root)
     emb = _embed_unique(encode, d.sentences1 + d.sentences2)
     pos = np.flatnonzero(d.scores >= threshold)
@@ -264,6 +265,7 @@ def alignment_uniformity(encode: Callable, threshold: float = 4.0, variant: str 
 def similarity_by_gold_bin(encode: Callable, variant: str = "original", root=None,
                            bins=(0, 1, 2, 3, 4, 5.01)) -> pd.DataFrame:
     "STS-B test cosine similarities with their gold-score bin."
+    encode = as_encode(encode)
     d = _cached_sts("stsb", "test", variant, root)
     emb = _embed_unique(encode, d.sentences1 + d.sentences2)
     cos = cosine_scores(np.stack([emb[s] for s in d.sentences1]), np.stack([emb[s] for s in d.sentences2]))

@@ -19,6 +19,7 @@ import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import sentemb_lit
+from sentemb_lit import evaluation
 
 EXAMPLES = int(os.environ.get("SENTEMB_FUZZ_EXAMPLES", "12"))
 PKG = Path(sentemb_lit.__file__).resolve().parent
@@ -149,6 +150,7 @@ def test_bad_inputs_are_named(module, name, obj, tmp_path, monkeypatch):
     monkeypatch.setenv("SENTEMB_FUZZ_DIR", str(tmp_path))
     monkeypatch.setenv("SENTEMB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("SENTEMB_DATA", str(tmp_path / "data"))          # no data: loaders must say so
+    evaluation._cached_sts.cache_clear()     # a set loaded under root=None by an earlier test must not answer here
     required = _required(obj)
     problems = []
 
