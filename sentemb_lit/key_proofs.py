@@ -133,8 +133,7 @@ def _unnamed_params(fn) -> tuple[list, set]:
     nodes = [n for s in fn.body for n in ast.walk(s)]
     if any(getattr(n, "id", None) in _REFLECTION or getattr(n, "attr", None) in _REFLECTION for n in nodes):
         return [p.arg for p in a.posonlyargs + a.args], set()
-    named = {n.id for s in fn.body for n in ast.walk(s) if isinstance(n, ast.Name)}
-    named |= {n.arg for s in fn.body for n in ast.walk(s) if isinstance(n, ast.arg)}     # a nested def's own
+    named = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.arg for n in nodes if isinstance(n, ast.arg)}
     return [p.arg for p in a.posonlyargs + a.args], {p.arg for p in a.args + a.kwonlyargs} - named
 
 def _bound_names(fn) -> set:

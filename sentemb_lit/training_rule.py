@@ -4,9 +4,9 @@
 
 # %% ../nbs/03d_training_rule.ipynb #rr02
 from __future__ import annotations
-import collections.abc, math
+import collections.abc
 import numpy as np
-from .checks import check_positive_int
+from .checks import check_number, check_positive_int
 
 # %% auto #0
 __all__ = ['convergence', 'replay_patience']
@@ -45,8 +45,7 @@ def replay_patience(dev_steps, dev_scores, patience: int, growth: float = 0.0) -
     """Where `fit`'s patience stop with (`patience`, `growth`) falls on a recorded dev curve: stop_step, the dev_steps
     and dev_scores it would have seen, best_step, best_dev, and exact (False: the curve ends before that stop)."""
     check_positive_int(patience, "patience", 1)
-    if isinstance(growth, bool) or not isinstance(growth, (int, float)) or not math.isfinite(growth) or growth < 0:
-        raise ValueError(f"growth must be a finite number >= 0, got {growth!r}")
+    growth = check_number(growth, "growth", ge=0)
     dev_steps, dev_scores = (list(x) if isinstance(x, collections.abc.Iterator) else x for x in (dev_steps, dev_scores))
     steps, scores = convergence(dev_steps, dev_scores, 0)["dev_steps"], [float(v) for v in dev_scores]
     best, best_step, since = None, 0, 0

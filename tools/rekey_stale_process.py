@@ -8,15 +8,13 @@ renames only, proven key-neutral by the alias `df700079…` -> `c0d5db2d…` of 
 
 Checks before it moves anything: the old key's code part has an alias in CODE_ALIASES whose target is TRAIN's code
 part now; config, seed and data parts are unchanged; the new key is the one nb14 declares for the stage (printed)."""
-import sys
-from pathlib import Path
+import json, sys
 from sentemb_lit.code_keys import CODE_ALIASES, code_hash
 from sentemb_lit.io import KeyedStore, fingerprint
 from sentemb_lit.jtcse import TRAIN_CODE
 
 def main(name: str, old_hex: str, root: str = "papers/jtcse/store/cpu"):
     store = KeyedStore(root)
-    import json
     old = json.loads((store.path(name, old_hex) / "key.json").read_text())
     code = code_hash(*TRAIN_CODE)
     assert old["key"] == old_hex and CODE_ALIASES.get(old["parts"]["code"], {}).get("code") == code, "no alias to TRAIN"
