@@ -220,7 +220,7 @@ def _check_xy(X, y, name: str, args: tuple = ("X", "y")) -> tuple[np.ndarray, np
     return X, y.astype(np.int64)
 
 def cv_classify(X, y, cfg: ClassifierConfig = RECORD) -> dict:
-    "SentEval's nested cross-validation: {'acc', 'dev', 'items' (0/1 per row, tested once), 'l2reg' (per fold)}."
+    "SentEval's nested cross-validation: {'acc', 'dev', 'items' (0/1 per row, tested once), 'pred', 'l2reg' (per fold)}."
     X, y = _check_xy(X, y, "cv_classify")
     outer, regs, nc = _folds(y, cfg.kfold, 1111), cfg.regs, int(y.max()) + 1
     jobs = [(tr[itr], tr[ite], regs) for tr, _ in outer for itr, ite in _folds(y[tr], cfg.kfold, 1111)]
@@ -228,12 +228,12 @@ def cv_classify(X, y, cfg: ClassifierConfig = RECORD) -> dict:
     k = len(jobs) // len(outer)
     picks = [_pick([fits.best[f * k:(f + 1) * k, r] for r in range(len(regs))], regs) for f in range(len(outer))]
     final = fit_logregs(X, y, [(tr, None, (picks[f][0],)) for f, (tr, _) in enumerate(outer)], cfg, nc)
-    items, accs = np.zeros(len(y), np.int8), []
+    pred, accs = np.zeros(len(y), np.int64), []
     for f, (_, te) in enumerate(outer):
-        items[te] = _predict(final, f, 0, X[te]) == y[te]
-        accs.append(round(100 * float(items[te].mean()), 2))
+        pred[te] = _predict(final, f, 0, X[te])                   # each row predicted once, by the fold testing it
+        accs.append(round(100 * float((pred[te] == y[te]).mean()), 2))
     return {"acc": round(float(np.mean(accs)), 2), "dev": round(float(np.mean([p[1] for p in picks])), 2),
-            "items": items, "l2reg": [p[0] for p in picks]}
+            "items": (pred == y).astype(np.int8), "pred": pred, "l2reg": [p[0] for p in picks]}
 
 # %% ../nbs/07a_classifier.ipynb #t032
 def kfold_classify(X, y, X_test, y_test, cfg: ClassifierConfig = RECORD) -> dict:

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import gzip, json, numbers, os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 import numpy as np
@@ -14,13 +14,14 @@ from .checks import check_choice, check_positive_int, check_type
 from .classifier import (RECORD, ClassifierConfig, _check_xy, cv_classify, kfold_classify,
                                     senteval_order, split_classify)
 from .data import DATA_ENV, _hub_unavailable, _load_source, _read_lines, data_root
-from .io import CorruptFileError
+from .io import CorruptFileError, file_digest, fingerprint
 
 # %% auto #0
 __all__ = ['TRANSFER_TASKS', 'MTEB_CLASSIFICATION', 'TRANSFER_SIZES', 'TRANSFER_LABELS', 'EMPTY_ALLOWED', 'HUB_TRANSFER',
-           'HUB_SPLIT', 'MTEB_SAMPLES_PER_LABEL', 'TransferData', 'load_transfer', 'TransferResults',
-           'evaluate_transfer', 'mteb_undersample', 'mteb_classify', 'evaluate_mteb_classification', 'RerankingData',
-           'load_reranking', 'reranking_run', 'rerank_metrics', 'evaluate_reranking']
+           'HUB_SPLIT', 'MTEB_SAMPLES_PER_LABEL', 'TransferData', 'load_transfer', 'TransferResults', 'transfer_record',
+           'transfer_from_record', 'transfer_fingerprint', 'evaluate_transfer', 'mteb_undersample', 'mteb_classify',
+           'evaluate_mteb_classification', 'RerankingData', 'load_reranking', 'reranking_run', 'rerank_metrics',
+           'evaluate_reranking']
 
 # %% ../nbs/07_transfer.ipynb #t005
 TRANSFER_TASKS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
@@ -167,13 +168,16 @@ def load_transfer(task: str, split: str | None = None, root=None) -> TransferDat
 # %% ../nbs/07_transfer.ipynb #t036
 @dataclass
 class TransferResults:
-    "Per-task accuracy ×100, MRPC's F1, dev accuracy, chosen λ, and per-item 0/1 correctness in file order."
+    """Per-task accuracy ×100, MRPC's F1, dev accuracy, chosen λ, and per test item (in file order) its 0/1
+    correctness, predicted label and gold label."""
     scores: dict
     f1: dict = field(default_factory=dict)
     dev: dict = field(default_factory=dict)
     l2reg: dict = field(default_factory=dict)
     items: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    pred: dict = field(default_factory=dict)
+    gold: dict = field(default_factory=dict)
     @property
     def avg(self) -> float: return round(float(np.mean(list(self.scores.values()))), 2)
     def table(self) -> str:
@@ -182,6 +186,45 @@ class TransferResults:
         head = list(self.scores) + ["Avg."]
         return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
                           "| " + " | ".join(cells + [f"{self.avg:.2f}"]) + " |"])
+
+# %% ../nbs/07_transfer.ipynb #t036r
+def _labels_text(y) -> str | list:
+    "Labels as one string of digits when every label is < 10 (SentEval's tasks), else a list of ints."
+    y = np.asarray(y, np.int64)
+    return "".join(map(str, y.tolist())) if y.size and y.max() < 10 else y.tolist()
+
+def _labels_of(v, where: str) -> np.ndarray:
+    if isinstance(v, str) and v.isdigit(): return np.frombuffer(v.encode(), np.uint8).astype(np.int64) - 48
+    if isinstance(v, list) and v and all(isinstance(x, int) and x >= 0 for x in v): return np.asarray(v, np.int64)
+    raise ValueError(f"{where}: labels must be a string of digits or a non-empty list of ints >= 0")
+
+def transfer_record(res: TransferResults) -> dict:
+    "A JSON-able record of `res` (labels as digit strings): what a store keeps and `transfer_from_record` reads."
+    check_type(res, "res", TransferResults)
+    if set(res.pred) != set(res.scores) or set(res.gold) != set(res.scores):
+        raise ValueError("res has no predicted or gold labels for some task: it was not made by evaluate_transfer")
+    cfg = res.settings.get("cfg")
+    settings = res.settings | ({"cfg": asdict(cfg)} if isinstance(cfg, ClassifierConfig) else {})
+    return {"scores": res.scores, "f1": res.f1, "dev": res.dev, "l2reg": res.l2reg, "settings": settings,
+            "pred": {t: _labels_text(v) for t, v in res.pred.items()},
+            "gold": {t: _labels_text(v) for t, v in res.gold.items()}}
+
+def transfer_from_record(rec: dict, where: str = "record") -> TransferResults:
+    "The TransferResults a `transfer_record` holds; the accuracies are recomputed from its labels and checked."
+    check_type(rec, "rec", dict, f"a dict (a transfer_record), for {where}")
+    check_type(where, "where", str)
+    missing = {"scores", "pred", "gold"} - set(rec)
+    if missing: raise ValueError(f"{where}: not a transfer record (missing {sorted(missing)})")
+    pred = {t: _labels_of(v, f"{where} pred[{t!r}]") for t, v in rec["pred"].items()}
+    gold = {t: _labels_of(v, f"{where} gold[{t!r}]") for t, v in rec["gold"].items()}
+    for t in rec["scores"]:
+        if t not in pred or t not in gold or len(pred[t]) != len(gold[t]):
+            raise ValueError(f"{where}: task {t!r} needs predicted and gold labels of one length")
+    items = {t: (pred[t] == gold[t]).astype(np.int8) for t in rec["scores"]}
+    for t, v in rec["scores"].items():                  # cv tasks: a mean of fold accuracies, within 0.5 of pooled
+        if abs(100 * items[t].mean() - v) > 0.5: raise ValueError(f"{where}: {t}'s accuracy {v} is not its labels'")
+    return TransferResults(dict(rec["scores"]), dict(rec.get("f1", {})), dict(rec.get("dev", {})),
+                           dict(rec.get("l2reg", {})), items, dict(rec.get("settings", {})), pred, gold)
 
 # %% ../nbs/07_transfer.ipynb #t037
 def _f1(pred: np.ndarray, gold: np.ndarray) -> float:
@@ -223,15 +266,33 @@ def _run_task(task: str, parts: dict, table: dict, cfg: ClassifierConfig, pair_f
     elif "dev" in parts: r = split_classify(X["train"], y["train"], X["dev"], y["dev"], X["test"], y["test"], cfg)
     else: r = kfold_classify(X["train"], y["train"], X["test"], y["test"], cfg)
     test = o["all"] if "all" in parts else o["test"]
-    items = np.empty_like(r["items"])
-    items[test] = r["items"]
-    if "pred" in r: r["f1"] = _f1(r["pred"], y["test"])
-    return r | {"items": items}
+    items, pred = np.empty_like(r["items"]), np.empty_like(r["pred"])
+    items[test], pred[test] = r["items"], r["pred"]                    # back to file order
+    if "test" in parts: r["f1"] = _f1(r["pred"], y["test"])
+    return r | {"items": items, "pred": pred, "gold": parts["all" if "all" in parts else "test"].labels}
+
+# %% ../nbs/07_transfer.ipynb #t038s
+def _strided(d: TransferData, limit: int | None) -> TransferData:
+    "Every k-th row of `d` (k = ⌈n / limit⌉), so at most `limit` rows; all of them when limit is None."
+    if limit is None or len(d) <= limit: return d
+    i = np.arange(0, len(d), -(-len(d) // limit))
+    pick = lambda xs: None if xs is None else [xs[j] for j in i]
+    return TransferData(d.task, d.split, pick(d.sentences), d.labels[i], pick(d.sentences2), d.label_names)
+
+def transfer_fingerprint(tasks: Sequence[str] = TRANSFER_TASKS, root=None) -> str:
+    "SHA-256 over the local files of `tasks` (each split's name and file digest): the data part of a transfer key."
+    tasks = (tasks,) if isinstance(tasks, str) else tuple(tasks)
+    for t in tasks: check_choice(t, "task", TRANSFER_TASKS + MTEB_CLASSIFICATION)
+    files = [data_root(root) / "transfer" / t / f"{s}.tsv" for (t, s) in TRANSFER_SIZES if t in tasks]
+    for f in files:
+        if not f.is_file(): raise FileNotFoundError(f"{f} is missing from the data root (see the data README)")
+    return fingerprint({f"{f.parent.name}/{f.name}": file_digest(f) for f in files})
 
 # %% ../nbs/07_transfer.ipynb #t039
 def evaluate_transfer(encoder, tasks: Sequence[str] = TRANSFER_TASKS, cfg: ClassifierConfig = RECORD, root=None,
-                      batch_size: int = 128, pair_features: str = "senteval") -> TransferResults:
-    "SentEval's transfer protocol on the local transfer files: accuracy per task, MRPC F1, per-item correctness."
+                      batch_size: int = 128, pair_features: str = "senteval", limit: int | None = None) -> TransferResults:
+    """SentEval's transfer protocol on the local transfer files: accuracy per task, MRPC F1, per-item correctness.
+    `limit`: at most that many rows of each split, evenly strided (smoke runs only; None: every row, the record)."""
     _check_encoder(encoder)
     tasks = tuple(tasks) if not isinstance(tasks, str) else (tasks,)
     for t in tasks: check_choice(t, "task", TRANSFER_TASKS)
@@ -240,12 +301,14 @@ def evaluate_transfer(encoder, tasks: Sequence[str] = TRANSFER_TASKS, cfg: Class
     check_type(cfg, "cfg", ClassifierConfig)
     check_positive_int(batch_size, "batch_size")
     check_choice(pair_features, "pair_features", ("senteval", "full"))
-    data = {t: {s: load_transfer(t, s, root) for (tt, s) in TRANSFER_SIZES if tt == t} for t in tasks}
+    if limit is not None: check_positive_int(limit, "limit", minimum=2)
+    data = {t: {s: _strided(load_transfer(t, s, root), limit) for (tt, s) in TRANSFER_SIZES if tt == t} for t in tasks}
     table = _embed_all(encoder, [d for parts in data.values() for d in parts.values()], batch_size)
-    res = TransferResults({}, settings={"cfg": cfg, "pair_features": pair_features})
+    res = TransferResults({}, settings={"cfg": cfg, "pair_features": pair_features, "limit": limit})
     for t in tasks:
         r = _run_task(t, data[t], table, cfg, pair_features)
         res.scores[t], res.dev[t], res.l2reg[t], res.items[t] = r["acc"], r["dev"], r["l2reg"], r["items"]
+        res.pred[t], res.gold[t] = r["pred"], r["gold"]
         if t == "MRPC": res.f1[t] = r["f1"]
     return res
 
