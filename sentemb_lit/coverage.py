@@ -10,11 +10,13 @@ import numpy as np
 from tqdm.auto import trange
 from scipy import stats
 from .checks import check_number, check_positive_int, check_type
-from .intervals import _gold_terms, _pair_parts, _spearman_if, _mid_cdf, _tie_groups, two_level_interval, paired_items
+from .intervals import (_gold_terms, _pair_parts, _spearman_if, _mid_cdf, _tie_groups, two_level_interval,
+                                  paired_items, paired_task_items)
 
 # %% auto #0
 __all__ = ['seed_coefficients', 'sts_world', 'world_truth', 'sts_replication', 'coverage', 'accuracy_world', 'accuracy_truth',
-           'accuracy_replication', 'ap_world', 'ap_truth', 'ap_replication']
+           'accuracy_replication', 'ap_world', 'ap_truth', 'ap_replication', 'task_average_truth',
+           'task_average_replication']
 
 # %% ../nbs/93_coverage.ipynb #cv01a
 def _check_rng(rng) -> np.random.Generator:
@@ -282,3 +284,27 @@ def ap_replication(world: dict, S: int, tau: float, r: float, n: int, rng, level
     q = rng.integers(0, len(world["v"]), n)
     uA, uB = seed_coefficients(rng, S, 1, tau, r)
     return {"MAP": {"two-level": paired_items(_ap(world, q, 0, uA, rng), _ap(world, q, 1, uB, rng), level)}}
+
+# %% ../nbs/93_coverage.ipynb #cv12
+def task_average_truth(world: dict, tau: float) -> float:
+    "θ of the task average: A with seed sd τ, B run once (no seed shift), ×100, exactly."
+    _check_accuracy_world(world)
+    check_number(tau, "tau", ge=0)
+    dA, dB, s = *world["delta"], world["sigma"]
+    return float(100 * (stats.norm.cdf((world["l"] + dA) / math.sqrt(s ** 2 + tau ** 2))
+                        - stats.norm.cdf((world["l"] + dB) / s)).mean())
+
+def task_average_replication(world: dict, S: int, tau: float, sizes: dict, rng, level: float = 0.95) -> dict:
+    "Tasks of `sizes` items each, A at S seeds (one shift per seed, shared by the tasks), B once; the average's interval."
+    _check_accuracy_world(world)
+    _check_seed_args(S, 1, tau, 0.0)
+    check_type(sizes, "sizes", dict, "a dict task -> number of test items")
+    for t, n in sizes.items(): check_positive_int(n, f"sizes[{t!r}]", minimum=2)
+    _check_rng(rng)
+    u = tau * rng.normal(size=(S, 1))                                         # u^{A,s}, the same on every task
+    a, b = {}, {}
+    for t, n in sizes.items():
+        l = world["l"][rng.integers(0, len(world["l"]), n)]
+        a[t] = (l + world["delta"][0] + u + world["sigma"] * rng.normal(size=(S, n))) > 0
+        b[t] = (l + world["delta"][1] + world["sigma"] * rng.normal(size=n)) > 0
+    return {"avg": {"two-level": paired_task_items(a, b, level)["avg"]}}

@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 import numpy as np
 from scipy import stats
-from .checks import check_all_finite, check_float_array, check_number, check_positive_int
+from .checks import check_all_finite, check_float_array, check_number, check_positive_int, check_type
 
 # %% auto #0
 __all__ = ['VERDICTS', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference', 'paired_bootstrap',
-           'paired_items', 'settle_plan', 'seed_comparison', 'correlation_ci']
+           'paired_items', 'paired_task_items', 'settle_plan', 'seed_comparison', 'correlation_ci']
 
 # %% ../nbs/92a_intervals.ipynb #c011
 def _as_tasks(x, what: str) -> dict:
@@ -291,6 +291,34 @@ def paired_items(a, b, level: float = 0.95, power: float = 0.8, scale: float = 1
     v_pair, w = _pair_parts(d)
     out = two_level_interval(d.mean(), v_pair, d.mean(1), level, power, w)
     return {"a": float(scale * a.mean()), "b": float(scale * b.mean()), "n_items": d.shape[1]} | out
+
+# %% ../nbs/92a_intervals.ipynb #it04
+def _tiled(a, b, t: str) -> tuple[np.ndarray, np.ndarray]:
+    "Task t's [seeds, n] scores of both systems, a one-row system repeated against every seed of the other."
+    x = np.atleast_2d(check_float_array(a, f"a[{t!r}]", finite=False))
+    y = np.atleast_2d(check_float_array(b, f"b[{t!r}]", finite=False))
+    S = max(len(x), len(y))
+    if len(x) != len(y) and min(len(x), len(y)) == 1:
+        x, y = np.repeat(x, S // len(x), 0), np.repeat(y, S // len(y), 0)
+    return _check_items(x, y, f"a[{t!r}]", f"b[{t!r}]"), _check_items(y, x, f"b[{t!r}]", f"a[{t!r}]")
+
+def paired_task_items(a: dict, b: dict, level: float = 0.95, power: float = 0.8, scale: float = 100.0) -> dict:
+    """Per-task mean item score A − B (×scale) and the plain task average's, each with the two-level interval;
+    a, b: task -> [n_t] or [seeds, n_t] (0/1 correct per test item, …)."""
+    check_type(a, "a", dict, "a dict task -> per-item scores")
+    check_type(b, "b", dict, "a dict task -> per-item scores")
+    if not a or set(a) != set(b): raise ValueError(f"a and b must hold the same tasks, got {sorted(a)} and {sorted(b)}")
+    seed_d, v_pair, w, scores = {}, {}, {}, {}
+    for t in a:
+        x, y = _tiled(a[t], b[t], t)
+        d = scale * (x - y)                                                  # d_{t,s,i}
+        seed_d[t], (v_pair[t], w[t]) = d.mean(1), _pair_parts(d)
+        scores[t] = (float(scale * x.mean()), float(scale * y.mean()), d.shape[1])
+    if len({len(v) for v in seed_d.values()}) > 1: raise ValueError("every task needs the same seeds")
+    tasks, avg = _combine_tasks(seed_d, v_pair, w, scores, level, power)
+    S = len(next(iter(seed_d.values())))
+    return {"tasks": tasks, "avg": avg, "n_seeds": S, "n_items": int(sum(s[2] for s in scores.values())),
+            "level": level, "method": "items" + (" + seeds (t)" if S > 1 else "")}
 
 # %% ../nbs/92a_intervals.ipynb #pl01
 def _detect(var_pair: float, var_seed: float, S: int, level: float, power: float) -> float:

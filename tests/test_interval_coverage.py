@@ -50,3 +50,13 @@ def test_interval_coverage_accuracy_and_map():
     r_map = coverage(lambda g: ap_replication(apw, 3, 0.02, 0.6, 300, g), {"MAP": ap_truth(apw, 0.02, 0.6)}, R, seed=8)
     assert 0.90 <= r_acc[("accuracy", "two-level")]["coverage"] <= 0.99, r_acc
     assert 0.90 <= r_map[("MAP", "two-level")]["coverage"] <= 0.99, r_map
+
+
+def test_interval_coverage_transfer_average_one_row_reference():
+    "Table 8's interval: seven tasks at their real sizes, A at 5 seeds, B run once (nbs/93: 94.8 % at R = 2,000)."
+    from sentemb_lit.coverage import task_average_replication, task_average_truth
+    sizes = {"MR": 10662, "CR": 3775, "SUBJ": 10000, "MPQA": 10606, "SST2": 1821, "TREC": 500, "MRPC": 1725}
+    tw = accuracy_world(n_pool=5000)
+    res = coverage(lambda g: task_average_replication(tw, 5, 0.02, sizes, g), {"avg": task_average_truth(tw, 0.02)},
+                   R, seed=9)
+    assert 0.90 <= res[("avg", "two-level")]["coverage"] <= 0.99, res

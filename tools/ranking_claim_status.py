@@ -5,7 +5,7 @@
 
 Reads the cpu record's results JSON (its content hash verified) and rewrites the columns `status` and `reason` of the
 rows its post-training and chain statistics speak to: Table 1's post-trained rows (the `-r` methods), every row of
-Table 3, Table 4's rows, and coverage.csv's Fig. 1, Fig. 3 and Fig. 4. Every number in a reason comes from the record
+Table 3, Table 4's rows, Table 8's rows, and coverage.csv's Fig. 1, Fig. 3 and Fig. 4. Every number in a reason comes from the record
 (verdict intervals, training-rule shares, chain statistics, list counts). After a rewrite it regenerates NOTES.md's
 "not reproduced here" list from these files (`claims.update_notes`).
 tests/test_claims_status.py runs `--check`: a record read back without this step fails CI."""
@@ -95,7 +95,29 @@ def rows_for(meta: dict) -> dict:
                     f"longer by {interval(ln['longer'])} words ({verdict(ln['longer'])}); first-half minus second-half "
                     f"growth {interval(ln['levels'])} words ({verdict(ln['levels'])} that it levels off)"
                     if ln else "(a) not in the record") + "; (b) needs GPT-4o as judge, not reachable here")
+    out |= table8_rows(meta)
     return out
+
+
+def table8_rows(meta: dict) -> dict:
+    "Table 8 (transfer): the post-trained student's SentEval average against the untrained one, from the record."
+    tr = meta.get("transfer") or {}
+    iv = (tr.get("intervals") or {}).get("full")
+    if not iv:
+        why = "not run yet: the cpu record has no transfer rows of the untrained and the post-trained student"
+        return {"table8 -r": ("not testable here", why), "table8 base": ("not testable here", why)}
+    a, s = iv["avg"], len(iv["seeds"])
+    arms = ", ".join(f"{LABEL.get(k, k)} {interval(v['avg'])} ({verdict(v['avg'])})"
+                     for k, v in (("(d)" if a_ == "rank" else "(b)" if a_ == "step" else a_, v)
+                                  for a_, v in tr["intervals"].items() if a_ != "full"))
+    reason = (f"minilm-l6 student (mean pooling), SentEval record settings, all test items: after post-training (last "
+              f"step) {tr['avg']['full']:.2f} vs before {tr['avg']['base']:.2f}, {interval(a)} ({verdict(a)}; detectable "
+              f"at 80 % power ±{a['mde']:.2f}), {s} seeds" + (f"; arms vs before: {arms}" if arms else "")
+              + "; the paper's BERT/RoBERTa students are not in the record")
+    base = ("not testable here", f"this checkpoint is not in the record; the analogue here, the untrained minilm-l6 "
+                                 f"student, averages {tr['avg']['base']:.2f} at SentEval's record settings")
+    return {"table8 base": base,
+            "table8 -r": ("reproduced" if verdict(a) == "holds" else "not reproduced", reason)}
 
 
 def key_of(table: str, method: str) -> str | None:
@@ -106,6 +128,8 @@ def key_of(table: str, method: str) -> str | None:
         for k in ("(a)", "(b)", "(c)", "(d)", "(e)"):
             if method.startswith(k): return f"table3 {k}"
     if table == "Table 4": return "table4"
+    if table == "Table 8":
+        return "table8 -r" if "-r [" in method else "table8 base"
     if table == "Fig. 1": return "fig1"
     if table == "Fig. 3": return "fig3"
     if table == "Fig. 4": return "fig4"
