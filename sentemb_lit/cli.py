@@ -101,7 +101,11 @@ def compare_main(argv=None) -> int:
     p.add_argument("b", help="encoder B (the same forms)")
     p.add_argument("--pooling-a", default=None, help="A's read-out for a bidirectional encoder (default: its own)")
     p.add_argument("--pooling-b", default=None, help="B's read-out for a bidirectional encoder (default: its own)")
-    p.add_argument("--tasks", type=_task_list, default=None, help="comma-separated subset of sts12,…,sickr")
+    p.add_argument("--tasks", type=_task_list, default=None,
+                   help="comma-separated STS tasks (sts12,…,sickr) and/or SentEval transfer tasks (MR,CR,SUBJ,MPQA,"
+                        "SST2,TREC,MRPC: accuracy, on their own average); default: the 7 STS tasks")
+    p.add_argument("--classifier", default="record", choices=["record", "smoke"],
+                   help="transfer tasks: SentEval's record classifier settings, or SimCSE's fast ones (a quick look)")
     p.add_argument("--variant", default="senteval", choices=["original", "senteval"])
     p.add_argument("--limit", type=_positive("--limit"), default=None, help="strided subsample per task (smoke tests)")
     p.add_argument("--batch-size", type=_positive("--batch-size"), default=64)
@@ -109,11 +113,12 @@ def compare_main(argv=None) -> int:
     p.add_argument("--json", default=None, help="write the result as JSON to this file ('-': to stdout, no table)")
     a = p.parse_args(argv)
     from sentemb_lit.compare import encoder_from_spec, compare_encoders, comparison_table
+    from sentemb_lit.classifier import RECORD, SMOKE
     from sentemb_lit.data import STS_TASKS
     enc = [encoder_from_spec(spec, pooling=pooling, batch_size=a.batch_size)
            for spec, pooling in ((a.a, a.pooling_a), (a.b, a.pooling_b))]
     r = compare_encoders(*enc, tasks=a.tasks or STS_TASKS, variant=a.variant, limit=a.limit, root=a.data_root,
-                         names=(a.a, a.b))
+                         names=(a.a, a.b), transfer_cfg=RECORD if a.classifier == "record" else SMOKE)
     if a.json == "-":
         print(json.dumps(r, indent=1))
         return 0

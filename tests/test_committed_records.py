@@ -111,3 +111,15 @@ def test_posttrain_run_record_verifies_and_its_pairs_are_committed(path):
     read_json_verified(path)                                  # IntegrityError on a hand edit
     for name in ("pairs_best.npz", "pairs_last.npz"):
         assert path.parent / name in TRACKED, f"{path.parent}: {name} is not committed"
+
+
+TRANSFER_RECORDS = [p for p in RESULTS if "/transfer/" in p.as_posix()]
+
+
+@pytest.mark.parametrize("path", TRANSFER_RECORDS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_transfer_record_labels_give_its_accuracies(path):
+    "A Table 8 row: its per-item labels give its accuracies (exactly on the fixed splits; 10-fold tasks: fold means)."
+    from sentemb_lit.transfer import transfer_from_record
+    res = transfer_from_record(read_json_verified(path), str(path))          # checks every task within 0.5
+    for t in ("SST2", "TREC", "MRPC"):
+        if t in res.scores: assert round(100 * float(res.items[t].mean()), 2) == res.scores[t], (path, t)
