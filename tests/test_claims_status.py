@@ -143,3 +143,19 @@ def test_ranking_post_training_claims_are_written_from_the_record():
 def _ranking_meta(mod):
     from sentemb_lit.io import read_json_verified
     return read_json_verified(mod.RECORD)["meta"]
+
+
+def test_pretcot_claims_are_written_from_the_records():
+    "The LLaMA2-7b / OPT-350m rows and Fig. 1 say what the committed PretCoT records say (the tool's --check)."
+    import importlib.util
+    tool = Path(__file__).resolve().parents[1] / "tools" / "pretcot_claim_status.py"
+    spec = importlib.util.spec_from_file_location("pretcot_claim_status", tool)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0, "run python tools/pretcot_claim_status.py after reading the records back"
+    from sentemb_lit.io import read_json_verified
+    recs = {m: mod.Record(m, read_json_verified(p)) for m, p in mod.RECORDS.items()}
+    f = recs[mod.SMALL].find(mod.CLAIM["ke"][1], "avg")
+    recs[mod.SMALL].findings[next(c for c, x in recs[mod.SMALL].findings.items() if x is f)] = f | {"verdict": "does not hold"}
+    status, reason = mod.rows_for(recs)[("Table 5", "Knowledge Enhancement", "avg")]
+    assert status == "not reproduced" and "KE > EOL does not hold at 135M" in reason     # the row follows the record

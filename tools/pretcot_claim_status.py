@@ -1,0 +1,185 @@
+"""The `status` and `reason` of PretCoT & KE's claims that the cpu record speaks to, written from the record.
+
+    python tools/pretcot_claim_status.py            # rewrite papers/pretcot_ke/claims.csv and coverage.csv
+    python tools/pretcot_claim_status.py --check    # exit 1 if either file differs from what the records say
+
+Reads the two cpu records' results JSON (content hashes verified): SmolLM2-135M (`31_pretcot_ke_reproduction`,
+the seven STS tasks) and Qwen2.5-0.5B (`..._qwen2.5-0.5b-instruct`, STS-B test). Rewrites `status` and `reason` of the
+LLaMA2-7b rows of Tables 3, 5 and 7, the OPT-350m rows of Table 6 and coverage.csv's Fig. 1: every number (the
+analogue's scores, each verdict and its interval) comes from a record, none is typed. Rows about other models keep
+their text. After a rewrite it regenerates NOTES.md's "not reproduced here" list (`claims.update_notes`).
+tests/test_claims_status.py runs `--check`: a record read back without this step fails CI."""
+import argparse, csv, io, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER = ROOT / "papers" / "pretcot_ke"
+RUNS = PAPER / "runs" / "cpu"
+SMALL, LARGE = "smollm2-135m-instruct", "qwen2.5-0.5b-instruct"
+RECORDS = {SMALL: RUNS / "31_pretcot_ke_reproduction.results.json",
+           LARGE: RUNS / f"31_pretcot_ke_reproduction_{LARGE}.results.json"}
+SIZE = {SMALL: "135M", LARGE: "0.5B"}
+NAME = {"eol": "PromptEOL", "pcot": "Pretended CoT", "ke": "Knowledge Enhancement", "sth": "PromptSTH",
+        "sum": "PromptSUM"}
+PRESET = {"eol": -1, "pcot": -2, "ke": -2}
+CLAIM = {"pcot": ("PCoT > EOL", "Pretended CoT (layer -2) beats PromptEOL (layer -1)"),
+         "ke": ("KE > EOL", "Knowledge Enhancement (layer -2) beats PromptEOL (layer -1)"),
+         "sth": ("EOL > STH", "Direct inference: PromptEOL beats PromptSTH (Table 3)"),
+         "sum": ("EOL > SUM", "Direct inference: PromptEOL beats PromptSUM (Table 3)")}
+TASKS = ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")
+
+
+def interval(f: dict) -> str:
+    return f"{f['ours']:+.2f} [{f['lo']:+.2f}, {f['hi']:+.2f}]"
+
+
+class Record:
+    "One model's record: its scores, its Table 3/5 averages and its findings by claim and scope."
+    def __init__(self, model: str, res: dict):
+        self.model, self.meta, self.rows = model, res["meta"], res["rows"]
+        self.findings = {f["claim"]: f for f in res["findings"]}
+        self.tasks = self.meta["tasks_all_prompts"]
+
+    def score(self, m: str, task: str) -> float:
+        return self.meta["scores"][f"{m}@{PRESET.get(m, -1)}"][task]
+
+    def average(self, table: str, m: str, prefix: str) -> tuple[float, int] | None:
+        "(the record's average of method m in `table`, over how many tasks)."
+        for r in self.rows:
+            if r["table"] == table and r["method"] == NAME[m] and r["metric"].startswith(prefix):
+                n = r["metric"].removeprefix(prefix).removeprefix("_").removesuffix("tasks")
+                return r["value"], int(n) if n else 7
+        return None
+
+    def find(self, claim: str, scope: str) -> dict | None:
+        "The finding of `claim` on the task average ('avg') or on STS-B test ('stsb')."
+        if scope == "stsb": return self.findings.get(f"{claim} [{self.model}, STS-B test]")
+        return next((f for c, f in self.findings.items() if c.startswith(f"{claim} [{self.model}, ")
+                     and c.endswith("-task average]")), None)
+
+
+def claim_text(recs: dict, m: str, scope: str) -> tuple[str, list[str]]:
+    "'PCoT > EOL does not hold at 135M -6.18 [...], …' on the scope (0.5B: STS-B only, named), the scope's verdicts."
+    short, claim = CLAIM[m]
+    parts, verdicts = [], []
+    for model in (SMALL, LARGE):
+        f = recs[model].find(claim, "stsb" if model == LARGE else scope)
+        if f is None: continue
+        where = "" if model == SMALL or scope == "stsb" else " (STS-B)"
+        parts.append(f"{f['verdict']} at {SIZE[model]}{where} {interval(f)}")
+        if not where: verdicts.append(f["verdict"])            # the status counts results on the row's own scope
+    return f"{short} " + ", ".join(parts), verdicts
+
+
+def status_of(verdicts: list[str]) -> str:
+    "An analogue's claim: partly where it holds at one size at least, else not reproduced."
+    return "partly" if "holds" in verdicts else "not reproduced"
+
+
+def table5(recs: dict) -> dict:
+    s, q, out = recs[SMALL], recs[LARGE], {}
+    for m in ("eol", "pcot", "ke"):
+        for task in TASKS + ("avg",):
+            if task == "avg":
+                v, n = s.average("Table 5", m, "avg")
+                base = f"LLaMA2-7b not run; analogue at SmolLM2-135M {v:.2f}" + ("" if n == 7 else f" ({n} tasks)")
+            else:
+                base = "LLaMA2-7b not run; analogue at SmolLM2-135M on the same task (REPORT.md)"
+                if task == "stsb": base += f", Qwen-0.5B {q.score(m, 'stsb'):.2f}"
+            if m == "eol": out[("Table 5", NAME[m], task)] = ("partly", base)
+            else:
+                text, vs = claim_text(recs, m, "stsb" if task == "stsb" else "avg")
+                out[("Table 5", NAME[m], task)] = (status_of(vs), f"{base}; {text}")
+        if m == "eol":
+            v, n = s.average("Table 5", m, "avg")
+            out[("Table 6", NAME[m], "avg")] = ("partly", f"OPT-350m not run; analogue at SmolLM2-135M {v:.2f}")
+        else:
+            v, _ = s.average("Table 5", m, "avg")
+            text, vs = claim_text(recs, m, "avg")
+            note = " (the paper's OPT-350m row has KE below EOL)" if m == "ke" else ""
+            out[("Table 6", NAME[m], "avg")] = (status_of(vs), f"OPT-350m not run; analogue at SmolLM2-135M {v:.2f}; "
+                                                              f"{text}{note}")
+    return out
+
+
+def table7(recs: dict) -> dict:
+    out = {}
+    for what in ("uniformity", "alignment"):
+        vs = [recs[m].findings[f"Higher STS-B Spearman goes with lower {what} across the six (prompt, layer) settings "
+                                f"(Table 7) [{m}]"]["verdict"] for m in (SMALL, LARGE)]
+        out[what] = ("inconclusive at both sizes" if vs == ["inconclusive"] * 2
+                     else f"{vs[0]} at 135M, {vs[1]} at 0.5B")
+    base = "LLaMA2-7b not run; analogue measured at SmolLM2-135M and Qwen-0.5B (REPORT.md Table 7); "
+    rows = {}
+    for m in ("eol", "pcot", "ke"):
+        for layer in (-1, -2):
+            meth = f"{NAME[m]} (layer {layer})"
+            rows[("Table 7", meth, "spearman")] = ("partly", base + "the Spearman column is STS-B test (as Table 5)")
+            for what in ("alignment", "uniformity"):
+                rows[("Table 7", meth, what)] = ("partly", base + f"Spearman vs {what} across the six settings "
+                                                                  f"{out[what]}")
+    return rows
+
+
+def table3(recs: dict) -> dict:
+    s, q, out = recs[SMALL], recs[LARGE], {}
+    for m in ("eol", "sth", "sum"):
+        v, n = s.average("Table 3", m, "direct_inference_avg")
+        text = f"analogue at SmolLM2-135M: {v:.2f} ({n} tasks), Qwen-0.5B STS-B {q.score(m, 'stsb'):.2f}"
+        if m == "eol": out[("Table 3", NAME[m], "direct_inference_avg")] = ("partly", text)
+        else:
+            claim, vs = claim_text(recs, m, "avg")
+            out[("Table 3", NAME[m], "direct_inference_avg")] = (status_of(vs), f"{text}; {claim}")
+    return out
+
+
+def fig1(recs: dict) -> tuple[str, str]:
+    claim = ("Knowledge Enhancement puts more of the final token's cosine share (the paper's measure) on content words "
+             "than PromptEOL (Fig. 1)")
+    fs = {m: next(f for c, f in recs[m].findings.items() if c.startswith(claim)) for m in (SMALL, LARGE)}
+    vs = [fs[m]["verdict"] for m in (SMALL, LARGE)]
+    return (status_of(vs), "with the paper's cosine-share measure KE − EOL on content words is "
+            f"{interval(fs[SMALL])} at SmolLM2-135M ({vs[0]}) and {interval(fs[LARGE])} at Qwen-0.5B ({vs[1]})")
+
+
+def rows_for(recs: dict) -> dict:
+    return table5(recs) | table7(recs) | table3(recs) | {("Fig. 1", None, None): fig1(recs)}
+
+
+def rewrite(path: Path, new: dict, coverage: bool) -> str:
+    "The CSV's text with `status`/`reason` of every matched row replaced (other rows and columns untouched)."
+    rows = list(csv.DictReader(path.open(encoding="utf-8", newline="")))
+    fields = list(rows[0].keys())
+    for r in rows:
+        k = (r["table"], None, None) if coverage else (r["table"], r["method"], r["metric"])
+        if k in new: r["status"], r["reason"] = new[k]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader(); w.writerows(rows)
+    return buf.getvalue()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args(argv)
+    from sentemb_lit.io import read_json_verified
+    recs = {m: Record(m, read_json_verified(p)) for m, p in RECORDS.items()}
+    new = rows_for(recs)
+    bad = []
+    for path, coverage in ((PAPER / "claims.csv", False), (PAPER / "coverage.csv", True)):
+        text = rewrite(path, new, coverage)
+        if path.read_text(encoding="utf-8") == text: continue
+        if a.check: bad.append(path.name)
+        else: path.write_text(text, encoding="utf-8"); print(f"rewrote {path.relative_to(ROOT)}")
+    if not a.check:
+        from sentemb_lit.claims import update_notes
+        update_notes(PAPER)
+    if bad:
+        print(f"{', '.join(bad)} differ from the records: run python tools/pretcot_claim_status.py", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
