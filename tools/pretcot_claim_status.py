@@ -146,6 +146,97 @@ def rows_for(recs: dict) -> dict:
     return table5(recs) | table7(recs) | table3(recs) | {("Fig. 1", None, None): fig1(recs)}
 
 
+def _fmt(v) -> str: return f"{v:.2f}".replace("-", "−")
+
+
+def _paper(claims: list[dict], table: str, method: str, metric: str) -> float | None:
+    return next((float(r["value"]) for r in claims if (r["table"], r["method"], r["metric"]) == (table, method, metric)),
+                None)
+
+
+def record_block(recs: dict, claims: list[dict]) -> str:
+    "NOTES.md's numbers, every one read from the records (scores, Table 7 geometry, verdicts, attention shares)."
+    s, q = recs[SMALL], recs[LARGE]
+    settings = [("eol", -1), ("pcot", -2), ("ke", -2), ("eol", -2), ("pcot", -1), ("ke", -1)]
+    order = [t for t in ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr") if t in s.tasks]
+    head = {"sts12": "STS12", "sts13": "STS13", "sts14": "STS14", "sts15": "STS15", "sts16": "STS16", "stsb": "STS-B",
+            "sickr": "SICK-R"}
+    sc = lambda r, m, l, t: r.meta["scores"][f"{m}@{l}"][t]
+    out = [f"### Tables 5/6: SmolLM2-135M-Instruct, {len(order)} STS test sets in full (Spearman × 100, "
+           f"{s.meta['dtype']})", "",
+           "| method (layer) | " + " | ".join(head[t] for t in order) + f" | avg ({len(order)}) |",
+           "|---|" + "---|" * (len(order) + 1)]
+    for m, l in settings:
+        v = [sc(s, m, l, t) for t in order]
+        avg = sum(v) / len(v)
+        bold = (m, l) in (("eol", -1), ("pcot", -2), ("ke", -2))
+        out.append(f"| {NAME[m]} ({l}) | " + " | ".join(_fmt(x) for x in v) + " | "
+                   + (f"**{_fmt(avg)}**" if bold else _fmt(avg)) + " |")
+    out += ["", f"### Qwen2.5-Coder-0.5B-Instruct, STS-B test in full ({q.meta['dtype']})", "",
+            "| method (layer) | STS-B | paper LLaMA2-7b STS-B |", "|---|---|---|"]
+    for m, l in settings + [("sth", -1), ("sum", -1)]:
+        p = _paper(claims, "Table 7", f"{NAME[m]} (layer {l})", "spearman")
+        out.append(f"| {NAME[m]} ({l}) | {_fmt(sc(q, m, l, 'stsb'))} | {'—' if p is None else _fmt(p)} |")
+    t3 = [t for t in order if all(t in s.meta["scores"][f"{m}@-1"] for m in ("eol", "sth", "sum"))]
+    out += ["", "### Table 3 (direct inference, layer −1): PromptEOL vs PromptSTH / PromptSUM", "",
+            "| model | method | " + " | ".join(head[t] for t in t3) + f" | avg ({len(t3)}) | paper LLaMA2-7b avg (7) |",
+            "|---|---|" + "---|" * (len(t3) + 2)]
+    for m in ("eol", "sth", "sum"):
+        v = [sc(s, m, -1, t) for t in t3]
+        p = _paper(claims, "Table 3", NAME[m], "direct_inference_avg")
+        out.append(f"| SmolLM2-135M | {NAME[m]} | " + " | ".join(_fmt(x) for x in v) + f" | {_fmt(sum(v) / len(v))} | "
+                   f"{_fmt(p)} |")
+    for m in ("eol", "sth", "sum"):
+        out.append(f"| Qwen-0.5B | {NAME[m]} | " + " | ".join(_fmt(sc(q, m, -1, t)) if t == "stsb" else "—" for t in t3)
+                   + " | — | |")
+    au = lambda r, m, l: r.meta["alignment_uniformity"][f"{m}@{l}"]
+    out += ["", "### Table 7 analogue (STS-B test; alignment over the pairs with gold ≥ 4.5, uniformity over all "
+            "sentences)", "", "| method | layer | SmolLM2: STS-B / align / uniform | Qwen-0.5B: STS-B / align / uniform | "
+            "paper (LLaMA2-7b) |", "|---|---|---|---|---|"]
+    for l in (-1, -2):
+        for m in ("eol", "pcot", "ke"):
+            meth = f"{NAME[m]} (layer {l})"
+            cell = lambda r: (f"{_fmt(sc(r, m, l, 'stsb'))} / {au(r, m, l)['alignment']:.4f} / "
+                              f"{au(r, m, l)['uniformity']:.4f}".replace("-", "−"))
+            pp = [_paper(claims, "Table 7", meth, k) for k in ("spearman", "alignment", "uniformity")]
+            out.append(f"| {NAME[m]} | {str(l).replace('-', '−')} | {cell(s)} | {cell(q)} | "
+                       + f"{_fmt(pp[0])} / {pp[1]:.4f} / {pp[2]:.4f}".replace("-", "−") + " |")
+    out += ["", "### Verdicts (95 % interval of the paired difference, Spearman × 100)", "",
+            f"135M = SmolLM2 on its {len(order)}-task average (STS-B alone in brackets); 0.5B = Qwen on STS-B.", "",
+            "| claim | 135M | 0.5B |", "|---|---|---|"]
+    iv = lambda f: "not run" if f is None else f"{interval(f).replace('-', '−')} **{f['verdict']}**"
+    for c in dict.fromkeys(c.split(" [")[0] for c in s.findings if "beats" in c):
+        a, b, z = s.find(c, "avg"), s.find(c, "stsb"), q.find(c, "stsb")
+        out.append(f"| {c} | {iv(a)} (STS-B {iv(b)}) | {iv(z)} |")
+    for c in dict.fromkeys(c.split(" [")[0] for c in s.findings if c.startswith("Higher")):
+        fs = [next(f for k, f in r.findings.items() if k.startswith(c)) for r in (s, q)]
+        out.append(f"| {c} | " + " | ".join(f"ρ = {interval(f).replace('-', '−')} **{f['verdict']}**" for f in fs) + " |")
+    out += ["", "### Attention analysis (Fig. 1): KE or PCoT minus EOL, percentage points, paired over sentences", "",
+            "| measure | " + " | ".join(f"{SIZE[r.model]}: {k} − EOL" for r in (s, q) for k in ("KE", "PCoT"))
+            + " |", "|---|---|---|---|---|"]
+    for label in ("cosine share (the paper's measure)", "attention share"):
+        cells = []
+        for r in (s, q):
+            for m in ("Knowledge Enhancement", "Pretended CoT"):
+                f = next(f for k, f in r.findings.items() if k.startswith(f"{m} puts more of the final token's {label}"))
+                cells.append(iv(f))
+        out.append(f"| {label} on content words | " + " | ".join(cells) + " |")
+    ex = {r.model: r.meta["fig1_example_core_share"] for r in (s, q)}
+    out += ["", "On the paper's own example sentence (\"a man is driving a car\") the cosine share of *man*, *driving*, "
+            "*car* is " + "; ".join(f"{SIZE[m]}: EOL {e['eol']:.3f}, PCoT {e['pcot']:.3f}, KE {e['ke']:.3f}"
+                                    for m, e in ex.items()) + "."]
+    return "\n".join(out) + "\n"
+
+
+BLOCK = ("<!-- record:start -->", "<!-- record:end -->")
+
+
+def notes_text(text: str, block: str) -> str:
+    "NOTES.md with the generated block between BLOCK's markers (which must be there)."
+    a, b = text.index(BLOCK[0]), text.index(BLOCK[1])
+    return text[:a + len(BLOCK[0])] + "\n" + block + text[b:]
+
+
 def rewrite(path: Path, new: dict, coverage: bool) -> str:
     "The CSV's text with `status`/`reason` of every matched row replaced (other rows and columns untouched)."
     rows = list(csv.DictReader(path.open(encoding="utf-8", newline="")))
@@ -167,6 +258,12 @@ def main(argv=None) -> int:
     recs = {m: Record(m, read_json_verified(p)) for m, p in RECORDS.items()}
     new = rows_for(recs)
     bad = []
+    claims = list(csv.DictReader((PAPER / "claims.csv").open(encoding="utf-8", newline="")))
+    notes = PAPER / "NOTES.md"
+    text = notes_text(notes.read_text(encoding="utf-8"), record_block(recs, claims))
+    if notes.read_text(encoding="utf-8") != text:
+        if a.check: bad.append(notes.name)
+        else: notes.write_text(text, encoding="utf-8"); print(f"rewrote {notes.relative_to(ROOT)}")
     for path, coverage in ((PAPER / "claims.csv", False), (PAPER / "coverage.csv", True)):
         text = rewrite(path, new, coverage)
         if path.read_text(encoding="utf-8") == text: continue
