@@ -120,6 +120,38 @@ def table8_rows(meta: dict) -> dict:
             "table8 -r": ("reproduced" if verdict(a) == "holds" else "not reproduced", reason)}
 
 
+BLOCK = ("<!-- table8:start -->", "<!-- table8:end -->")
+T8 = "Table 8 (transfer accuracy, mean over seeds)"
+
+
+def table8_block(res: dict) -> str:
+    "NOTES.md's Table 8 block: the record's rows (accuracy per task, mean over seeds) and each arm's interval."
+    rows = [r for r in res["rows"] if r["table"] == T8]
+    if not rows: return "Not run yet: the cpu record has no transfer rows.\n"
+    tr = res["meta"]["transfer"]
+    tasks = tr["tasks"]
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    val = {(r["method"], r["metric"]): r["value"] for r in rows}
+    seeds = {r["method"]: r["setting"].split("seeds ")[1].split(",")[0] for r in rows}
+    out = ["| student | " + " | ".join(tasks) + " | avg | MRPC F1 | seeds |", "|---|" + "---|" * (len(tasks) + 3)]
+    for m in methods:
+        out.append(f"| {m} | " + " | ".join(f"{val[(m, t)]:.2f}" for t in tasks) + f" | **{val[(m, 'avg')]:.2f}** | "
+                   f"{val.get((m, 'MRPC F1'), float('nan')):.2f} | {seeds[m]} |")
+    out += ["", "| after − before (last step), SentEval average | 95 % interval | verdict | detectable (80 %) | seeds |",
+            "|---|---|---|---|---|"]
+    for arm, v in tr["intervals"].items():
+        a = v["avg"]
+        out.append(f"| {LABEL.get({'rank': '(d)', 'step': '(b)'}.get(arm, arm), 'the method')} | {interval(a)} | "
+                   f"{verdict(a)} | ±{a['mde']:.2f} | {', '.join(map(str, v['seeds']))} |")
+    return "\n".join(out) + "\n"
+
+
+def notes_text(text: str, block: str) -> str:
+    "NOTES.md with the Table 8 block between BLOCK's markers (which must be there)."
+    a, b = text.index(BLOCK[0]), text.index(BLOCK[1])
+    return text[:a + len(BLOCK[0])] + "\n" + block + text[b:]
+
+
 def key_of(table: str, method: str) -> str | None:
     if table == "Table 1" and "-r [" in method: return "table1"
     if table == "Table 3":
@@ -155,8 +187,14 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     from sentemb_lit.io import read_json_verified
-    new = rows_for(read_json_verified(a.record)["meta"])
+    res = read_json_verified(a.record)
+    new = rows_for(res["meta"])
     bad = []
+    notes = PAPER / "NOTES.md"
+    text = notes_text(notes.read_text(encoding="utf-8"), table8_block(res))
+    if notes.read_text(encoding="utf-8") != text:
+        if a.check: bad.append(notes.name)
+        else: notes.write_text(text, encoding="utf-8"); print(f"rewrote {notes.relative_to(ROOT)}")
     for path, col in ((PAPER / "claims.csv", "method"), (PAPER / "coverage.csv", "item")):
         text = rewrite(path, col, new)
         if path.read_text(encoding="utf-8") == text: continue
