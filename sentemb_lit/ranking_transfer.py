@@ -5,8 +5,6 @@
 # %% ../nbs/21b_ranking_transfer.ipynb #rt02
 from __future__ import annotations
 import math
-from pathlib import Path
-from .checks import check_type
 from .code_keys import code_hash
 from .io import read_json_verified
 from .models import SentenceEncoder

@@ -124,13 +124,18 @@ def test_generated_text_cannot_hold_a_marker(tmp_path):
     assert claims._md("a*b_[c]") == "a\\*b\\_\\[c\\]"
 
 
-def test_ranking_post_training_claims_are_written_from_the_record():
-    "claims.csv / coverage.csv rows that the ranking record speaks to say what the committed record says (the tool's --check)."
+def _tool(name: str):
+    "A script of tools/ loaded as a module (tools/ is not a package)."
     import importlib.util
-    tool = Path(__file__).resolve().parents[1] / "tools" / "ranking_claim_status.py"
-    spec = importlib.util.spec_from_file_location("ranking_claim_status", tool)
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "tools" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def test_ranking_post_training_claims_are_written_from_the_record():
+    "claims.csv / coverage.csv rows that the ranking record speaks to say what the committed record says (the tool's --check)."
+    mod = _tool("ranking_claim_status")
     assert mod.main(["--check"]) == 0, "run python tools/ranking_claim_status.py after reading the record back"
     meta = _ranking_meta(mod)
     best = f"{mod.TABLE1} — best dev weights"                                 # a record whose best-dev run never moved
@@ -147,11 +152,7 @@ def _ranking_meta(mod):
 
 def test_pretcot_claims_are_written_from_the_records():
     "The LLaMA2-7b / OPT-350m rows and Fig. 1 say what the committed PretCoT records say (the tool's --check)."
-    import importlib.util
-    tool = Path(__file__).resolve().parents[1] / "tools" / "pretcot_claim_status.py"
-    spec = importlib.util.spec_from_file_location("pretcot_claim_status", tool)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _tool("pretcot_claim_status")
     assert mod.main(["--check"]) == 0, "run python tools/pretcot_claim_status.py after reading the records back"
     from sentemb_lit.io import read_json_verified
     recs = {m: mod.Record(m, read_json_verified(p)) for m, p in mod.RECORDS.items()}

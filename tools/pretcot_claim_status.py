@@ -231,10 +231,6 @@ def record_block(recs: dict, claims: list[dict]) -> str:
 BLOCK = ("<!-- record:start -->", "<!-- record:end -->")
 
 
-def notes_text(text: str, block: str) -> str:
-    "NOTES.md with the generated block between BLOCK's markers (which must be there)."
-    a, b = text.index(BLOCK[0]), text.index(BLOCK[1])
-    return text[:a + len(BLOCK[0])] + "\n" + block + text[b:]
 
 
 def rewrite(path: Path, new: dict, coverage: bool) -> str:
@@ -256,27 +252,21 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from sentemb_lit.io import read_json_verified
     recs = {m: Record(m, read_json_verified(p)) for m, p in RECORDS.items()}
+    from sentemb_lit.claims import replace_block, sync_texts, update_notes
     new = rows_for(recs)
-    bad = []
     claims = list(csv.DictReader((PAPER / "claims.csv").open(encoding="utf-8", newline="")))
     notes = PAPER / "NOTES.md"
-    text = notes_text(notes.read_text(encoding="utf-8"), record_block(recs, claims))
-    if notes.read_text(encoding="utf-8") != text:
-        if a.check: bad.append(notes.name)
-        else: notes.write_text(text, encoding="utf-8"); print(f"rewrote {notes.relative_to(ROOT)}")
-    for path, coverage in ((PAPER / "claims.csv", False), (PAPER / "coverage.csv", True)):
-        text = rewrite(path, new, coverage)
-        if path.read_text(encoding="utf-8") == text: continue
-        if a.check: bad.append(path.name)
-        else: path.write_text(text, encoding="utf-8"); print(f"rewrote {path.relative_to(ROOT)}")
-    if not a.check:
-        from sentemb_lit.claims import update_notes
-        update_notes(PAPER)
-    if bad:
-        print(f"{', '.join(bad)} differ from the records: run python tools/pretcot_claim_status.py", file=sys.stderr)
+    texts = {notes: replace_block(notes.read_text(encoding="utf-8"), BLOCK, record_block(recs, claims), notes)}
+    texts |= {path: rewrite(path, new, coverage) for path, coverage in ((PAPER / "claims.csv", False),
+                                                                       (PAPER / "coverage.csv", True))}
+    stale = sync_texts(texts, check=a.check)
+    if a.check and stale:
+        print(f"{', '.join(p.name for p in stale)} differ from the records: run python tools/pretcot_claim_status.py",
+              file=sys.stderr)
         return 1
+    for p in stale: print(f"rewrote {p.relative_to(ROOT)}")
+    if not a.check: update_notes(PAPER)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

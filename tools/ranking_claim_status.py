@@ -146,10 +146,6 @@ def table8_block(res: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def notes_text(text: str, block: str) -> str:
-    "NOTES.md with the Table 8 block between BLOCK's markers (which must be there)."
-    a, b = text.index(BLOCK[0]), text.index(BLOCK[1])
-    return text[:a + len(BLOCK[0])] + "\n" + block + text[b:]
 
 
 def key_of(table: str, method: str) -> str | None:
@@ -188,26 +184,20 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     from sentemb_lit.io import read_json_verified
     res = read_json_verified(a.record)
+    from sentemb_lit.claims import replace_block, sync_texts, update_notes
     new = rows_for(res["meta"])
-    bad = []
     notes = PAPER / "NOTES.md"
-    text = notes_text(notes.read_text(encoding="utf-8"), table8_block(res))
-    if notes.read_text(encoding="utf-8") != text:
-        if a.check: bad.append(notes.name)
-        else: notes.write_text(text, encoding="utf-8"); print(f"rewrote {notes.relative_to(ROOT)}")
-    for path, col in ((PAPER / "claims.csv", "method"), (PAPER / "coverage.csv", "item")):
-        text = rewrite(path, col, new)
-        if path.read_text(encoding="utf-8") == text: continue
-        if a.check: bad.append(path.name)
-        else: path.write_text(text, encoding="utf-8"); print(f"rewrote {path.relative_to(ROOT)}")
-    if not a.check:
-        from sentemb_lit.claims import update_notes
-        update_notes(PAPER)
-    if bad:
-        print(f"{', '.join(bad)} differ from the record {a.record}: run python tools/ranking_claim_status.py", file=sys.stderr)
+    texts = {notes: replace_block(notes.read_text(encoding="utf-8"), BLOCK, table8_block(res), notes)}
+    texts |= {path: rewrite(path, col, new) for path, col in ((PAPER / "claims.csv", "method"),
+                                                             (PAPER / "coverage.csv", "item"))}
+    stale = sync_texts(texts, check=a.check)
+    if a.check and stale:
+        print(f"{', '.join(p.name for p in stale)} differ from the record {a.record}: run python "
+              "tools/ranking_claim_status.py", file=sys.stderr)
         return 1
+    for p in stale: print(f"rewrote {p.relative_to(ROOT)}")
+    if not a.check: update_notes(PAPER)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
