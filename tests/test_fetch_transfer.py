@@ -11,7 +11,8 @@ from sentemb_lit import transfer as T
 from sentemb_lit.cli import fetch_data_main
 from sentemb_lit.data import FETCH_MANIFEST, fetch_data, load_sts
 from sentemb_lit.io import CorruptFileError
-from sentemb_lit.transfer import MTEB_CLASSIFICATION, load_reranking, load_transfer
+from sentemb_lit.mteb_eval import load_reranking
+from sentemb_lit.transfer import MTEB_CLASSIFICATION, load_transfer
 from sentemb_lit.transfer_data import HUB_RERANKING, fetch_transfer, reranking_source, senteval_rows
 
 

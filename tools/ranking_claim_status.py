@@ -143,7 +143,29 @@ def table8_block(res: dict) -> str:
         a = v["avg"]
         out.append(f"| {LABEL.get({'rank': '(d)', 'step': '(b)'}.get(arm, arm), 'the method')} | {interval(a)} | "
                    f"{verdict(a)} | ±{a['mde']:.2f} | {', '.join(map(str, v['seeds']))} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + mteb_lines(res)) + "\n"
+
+
+M_TABLE = "MTEB classification (extra, accuracy, mean over seeds)"
+
+
+def mteb_lines(res: dict) -> list[str]:
+    "The extra beside Table 8: MTEB classification (no paper number) per row, and after − before with its interval."
+    rows = [r for r in res["rows"] if r["table"] == M_TABLE]
+    if not rows: return []
+    m = res["meta"]["mteb_classification"]
+    tasks, methods = m["tasks"], list(dict.fromkeys(r["method"] for r in rows))
+    val = {(r["method"], r["metric"]): r["value"] for r in rows}
+    seeds = {r["method"]: r["setting"].split("seeds ")[1].split(",")[0] for r in rows}
+    out = ["", "MTEB classification (an extra: no paper reports it; mteb 2.26's protocol, accuracy ×100):", "",
+           "| student | " + " | ".join(tasks) + " | avg | seeds |", "|---|" + "---|" * (len(tasks) + 2)]
+    out += [f"| {k} | " + " | ".join(f"{val[(k, t)]:.2f}" for t in tasks) + f" | **{val[(k, 'avg')]:.2f}** | "
+            f"{seeds[k]} |" for k in methods]
+    for arm, v in m["intervals"].items():
+        a = v["avg"]
+        out += ["", f"after − before (last step), MTEB classification average: {interval(a)}, {verdict(a)} "
+                f"(detectable at 80 %: ±{a['mde']:.2f}; seeds {', '.join(map(str, v['seeds']))})"]
+    return out
 
 
 
