@@ -294,17 +294,20 @@ def task_average_truth(world: dict, tau: float) -> float:
     return float(100 * (stats.norm.cdf((world["l"] + dA) / math.sqrt(s ** 2 + tau ** 2))
                         - stats.norm.cdf((world["l"] + dB) / s)).mean())
 
-def task_average_replication(world: dict, S: int, tau: float, sizes: dict, rng, level: float = 0.95) -> dict:
-    "Tasks of `sizes` items each, A at S seeds (one shift per seed, shared by the tasks), B once; the average's interval."
+def task_average_replication(world: dict, S: int, tau: float, sizes: dict, rng, level: float = 0.95,
+                             experiments: int = 1) -> dict:
+    """Tasks of `sizes` items each, A at S seeds (one shift per seed, shared by the tasks), B once; the average's
+    interval. An item's score is the share of `experiments` classifiers (own item noise each) that get it right."""
     _check_accuracy_world(world)
     _check_seed_args(S, 1, tau, 0.0)
     check_type(sizes, "sizes", dict, "a dict task -> number of test items")
     for t, n in sizes.items(): check_positive_int(n, f"sizes[{t!r}]", minimum=2)
+    check_positive_int(experiments, "experiments")
     _check_rng(rng)
     u = tau * rng.normal(size=(S, 1))                                         # u^{A,s}, the same on every task
     a, b = {}, {}
     for t, n in sizes.items():
         l = world["l"][rng.integers(0, len(world["l"]), n)]
-        a[t] = (l + world["delta"][0] + u + world["sigma"] * rng.normal(size=(S, n))) > 0
-        b[t] = (l + world["delta"][1] + world["sigma"] * rng.normal(size=n)) > 0
+        a[t] = ((l + world["delta"][0] + u + world["sigma"] * rng.normal(size=(experiments, S, n))) > 0).mean(0)
+        b[t] = ((l + world["delta"][1] + world["sigma"] * rng.normal(size=(experiments, n))) > 0).mean(0)
     return {"avg": {"two-level": paired_task_items(a, b, level)["avg"]}}

@@ -60,3 +60,13 @@ def test_interval_coverage_transfer_average_one_row_reference():
     res = coverage(lambda g: task_average_replication(tw, 5, 0.02, sizes, g), {"avg": task_average_truth(tw, 0.02)},
                    R, seed=9)
     assert 0.90 <= res[("avg", "two-level")]["coverage"] <= 0.99, res
+
+
+def test_interval_coverage_mteb_classification_shares():
+    "The MTEB classification extra: item scores are shares of 10 classifiers, three sets, A at 5 seeds, B once (nbs/93: 93.7 %)."
+    from sentemb_lit.coverage import task_average_replication, task_average_truth
+    sizes = {"Banking77": 3080, "Emotion": 2000, "AmazonCounterfactualEN": 670}
+    tw = accuracy_world(n_pool=5000)
+    res = coverage(lambda g: task_average_replication(tw, 5, 0.02, sizes, g, experiments=10),
+                   {"avg": task_average_truth(tw, 0.02)}, R, seed=11)
+    assert 0.90 <= res[("avg", "two-level")]["coverage"] <= 0.99, res
