@@ -37,3 +37,11 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(datasets, "load_dataset", refuse)
     return calls
+
+
+@pytest.fixture(scope="session")
+def minilm_mean(data_root):
+    "all-MiniLM-L6-v2 with mean pooling (the reference encoder), loaded once for the tests that compare with mteb."
+    from sentemb_lit.models import SentenceEncoder, load_encoder
+    model, tok = load_encoder("minilm-l6")
+    return SentenceEncoder(model, tok, "mean", show_progress=False)

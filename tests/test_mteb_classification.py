@@ -7,7 +7,7 @@ import mteb
 from datasets import Dataset, DatasetDict
 from mteb.abstasks.classification import AbsTaskClassification
 from mteb.abstasks.task_metadata import TaskMetadata
-from sentemb_lit.models import EncodeAPI, SentenceEncoder, load_encoder
+from sentemb_lit.models import EncodeAPI
 from sentemb_lit.mteb_eval import MTEB_SAMPLES_PER_LABEL, mteb_classify
 from sentemb_lit.transfer import load_transfer
 
@@ -35,19 +35,13 @@ def _task(name: str, spl: int, train, test):
     return task
 
 
-@pytest.fixture(scope="module")
-def minilm(data_root):
-    model, tok = load_encoder("minilm-l6")
-    return SentenceEncoder(model, tok, "mean", show_progress=False)
-
-
 @pytest.mark.parametrize("name,n_train,n_test", [("Emotion", 400, 150), ("AmazonCounterfactualEN", 300, 120)])
-def test_mteb_classification_equals_mteb_evaluator(minilm, name, n_train, n_test):
+def test_mteb_classification_equals_mteb_evaluator(minilm_mean, name, n_train, n_test):
     full_train, full_test = load_transfer(name, "train"), load_transfer(name, "test")
     train, test = (type(d)(d.task, d.split, d.sentences[:n], d.labels[:n], None, d.label_names)
                    for d, n in ((full_train, n_train), (full_test, n_test)))
     texts = list(dict.fromkeys(train.sentences + test.sentences))
-    table = dict(zip(texts, minilm.encode(texts, batch_size=64)))
+    table = dict(zip(texts, minilm_mean.encode(texts, batch_size=64)))
     X, Xt = np.stack([table[s] for s in train.sentences]), np.stack([table[s] for s in test.sentences])
     spl = MTEB_SAMPLES_PER_LABEL[name]
     ours = mteb_classify(X, train.labels, Xt, test.labels, spl)

@@ -1,13 +1,12 @@
 """`evaluate_reranking` (sentemb_lit.mteb_eval) equals mteb 2.26's own reranking evaluation — `mteb.evaluate` on a local
 reranking task (a retrieval task with `top_ranked` candidates), no hub — to 1e-6 on MAP@1000 and MRR@10, on a fixture
 with exactly tied scores (a negative with the same text as a positive) and a query without a positive."""
-import numpy as np, pytest
+import numpy as np
 import mteb
 from datasets import Dataset
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, mrr
-from sentemb_lit.models import SentenceEncoder, load_encoder
 from sentemb_lit.mteb_eval import RerankingData, evaluate_reranking, rerank_metrics, reranking_run
 
 DATA = RerankingData(
@@ -47,13 +46,8 @@ def _task(run: dict, qrels: dict) -> LocalReranking:
     return task
 
 
-@pytest.fixture(scope="module")
-def encoder(data_root):
-    model, tok = load_encoder("minilm-l6")
-    return SentenceEncoder(model, tok, "mean", show_progress=False)
-
-
-def test_reranking_equals_mteb_evaluator(encoder):
+def test_reranking_equals_mteb_evaluator(minilm_mean):
+    encoder = minilm_mean
     run, qrels = reranking_run(DATA, encoder)
     ours = evaluate_reranking(encoder, DATA)
     # the fixture really has exact ties between a positive and a negative, and a query without a positive
