@@ -103,7 +103,8 @@ def compare_main(argv=None) -> int:
     p.add_argument("--pooling-b", default=None, help="B's read-out for a bidirectional encoder (default: its own)")
     p.add_argument("--tasks", type=_task_list, default=None,
                    help="comma-separated STS tasks (sts12,…,sickr) and/or SentEval transfer tasks (MR,CR,SUBJ,MPQA,"
-                        "SST2,TREC,MRPC: accuracy, on their own average); default: the 7 STS tasks")
+                        "SST2,TREC,MRPC: accuracy, on their own average) and/or MTEB classification "
+                        "sets (Banking77,Emotion,AmazonCounterfactualEN); default: the 7 STS tasks")
     p.add_argument("--classifier", default="record", choices=["record", "smoke"],
                    help="transfer tasks: SentEval's record classifier settings, or SimCSE's fast ones (a quick look)")
     p.add_argument("--variant", default="senteval", choices=["original", "senteval"])

@@ -11,7 +11,8 @@ from .checks import check_type, check_number, check_choice, check_positive_int
 from .data import STS_TASKS
 from .evaluation import evaluate_sts, as_encode
 from .classifier import RECORD, ClassifierConfig
-from .transfer import TRANSFER_TASKS, evaluate_transfer
+from .transfer import MTEB_CLASSIFICATION, TRANSFER_TASKS, evaluate_transfer
+from .mteb_eval import evaluate_mteb_classification, mteb_item_scores
 from . import intervals
 
 # %% auto #0
@@ -62,25 +63,26 @@ class _Encode:
     def __init__(self, encoder): self.fn = as_encode(encoder)
     def encode(self, sentences, batch_size: int = 64): return self.fn(sentences)
 
-def _split_tasks(tasks) -> tuple[list, list]:
-    "(STS tasks, transfer tasks) of `tasks`, each known and named once."
+def _split_tasks(tasks) -> tuple[list, list, list]:
+    "(STS tasks, SentEval transfer tasks, MTEB classification sets) of `tasks`, each known and named once."
     tasks = (tasks,) if isinstance(tasks, str) else tuple(check_type(tasks, "tasks", (list, tuple), "a list of task names"))
-    for t in tasks: check_choice(t, "task", STS_TASKS + TRANSFER_TASKS)
+    for t in tasks: check_choice(t, "task", STS_TASKS + TRANSFER_TASKS + MTEB_CLASSIFICATION)
     if not tasks or len(set(tasks)) != len(tasks): raise ValueError(f"tasks must be distinct and non-empty, got {tasks}")
-    return [t for t in tasks if t in STS_TASKS], [t for t in tasks if t in TRANSFER_TASKS]
+    return tuple([t for t in tasks if t in group] for group in (STS_TASKS, TRANSFER_TASKS, MTEB_CLASSIFICATION))
 
 def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "senteval", limit: int | None = None,
                      root=None, level: float = 0.95, names: tuple[str, str] | None = None,
                      transfer_cfg: ClassifierConfig = RECORD) -> dict:
-    """A − B on the same test pairs and items: per task, on the STS average (`avg`) and on the transfer average
-    (`transfer avg`, SentEval's tasks in `tasks`, classifier `transfer_cfg`), the two scores, the paired difference
+    """A − B on the same test pairs and items: per task, on the STS average (`avg`), on the transfer average
+    (`transfer avg`, SentEval's tasks in `tasks`, classifier `transfer_cfg`) and on the MTEB classification average
+    (`mteb avg`), the two scores, the paired difference
     with its `level` interval, the smallest difference detectable at 80 % power and the verdict; `a`/`b`: encoders
     or specs."""
     check_number(level, "level", gt=0, lt=1)
     check_type(transfer_cfg, "transfer_cfg", ClassifierConfig)
-    sts, transfer = _split_tasks(tasks)
+    sts, transfer, mteb = _split_tasks(tasks)
     enc = [encoder_from_spec(x) for x in (a, b)]
-    rows, n_pairs, n_items = {}, 0, 0
+    rows, n_pairs, n_items, n_mteb = {}, 0, 0, 0
     if sts:
         res = [evaluate_sts(e, sts, variant, "all", root=root, limit=limit) for e in enc]
         gold = {t: p["gold"] for t, p in res[0].pairs.items()}
@@ -92,10 +94,15 @@ def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "sen
         d = intervals.paired_task_items(res[0].items, res[1].items, level=level)
         rows |= {t: _row(r) for t, r in d["tasks"].items()} | {"transfer avg": _row(d["avg"])}
         n_items = d["n_items"]
+    if mteb:                                       # each item: the share of mteb's ten classifiers that get it right
+        res = [mteb_item_scores(evaluate_mteb_classification(_Encode(e), mteb, root=root, limit=limit)) for e in enc]
+        d = intervals.paired_task_items(res[0], res[1], level=level)
+        rows |= {t: _row(r) for t, r in d["tasks"].items()} | {"mteb avg": _row(d["avg"])}
+        n_mteb = d["n_items"]
     names = names or tuple(x if isinstance(x, (str, os.PathLike)) else getattr(x, "name", repr(x))[:60]
                            for x in (a, b))
     return {"a": str(names[0]), "b": str(names[1]), "variant": variant, "limit": limit, "level": level,
-            "n_pairs": n_pairs, "n_items": n_items, "rows": rows}
+            "n_pairs": n_pairs, "n_items": n_items, "n_mteb_items": n_mteb, "rows": rows}
 
 # %% ../nbs/08_compare.ipynb #cm11
 def comparison_table(result: dict) -> str:
@@ -103,8 +110,10 @@ def comparison_table(result: dict) -> str:
     check_type(result, "result", dict)
     if not {"a", "b", "rows", "level"} <= set(result): raise ValueError("result must come from compare_encoders")
     pct = f"{100 * result['level']:g} %"
-    sizes = ", ".join(f"{n} {w}" for n, w in ((result["n_pairs"], "STS pairs"), (result.get("n_items", 0), "transfer "
-                                              "items (accuracy)")) if n)
+    sizes = ", ".join(f"{n} {w}" for n, w in ((result["n_pairs"], "STS pairs"),
+                                              (result.get("n_items", 0), "transfer items (accuracy)"),
+                                              (result.get("n_mteb_items", 0), "MTEB classification items (share of "
+                                               "ten classifiers)")) if n)
     lines = [f"A = {result['a']}, B = {result['b']} ({sizes}, {result['variant']} text)", "",
              f"| task | A | B | A − B | {pct} interval | detectable | verdict |", "|---|---|---|---|---|---|---|"]
     for t, r in result["rows"].items():
