@@ -190,7 +190,7 @@ def reranking_run(data: RerankingData, encoder, batch_size: int = 128) -> tuple[
     check_type(data, "data", RerankingData)
     _check_encoder(encoder)
     texts = list(dict.fromkeys(data.queries + [s for c in data.positives + data.negatives for s in c]))
-    E = np.asarray(encoder.encode(texts, batch_size=batch_size), dtype=np.float64)
+    E = _embed_rows(encoder, texts, [], batch_size, f"reranking ({data.split})")[0].astype(np.float64)
     E = E / np.linalg.norm(E, axis=1, keepdims=True).clip(min=1e-12)
     at = {t: i for i, t in enumerate(texts)}
     run, qrels = {}, {}
