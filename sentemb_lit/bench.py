@@ -72,30 +72,30 @@ def _autocast(tower, dtype):
     if dtype is None: return contextlib.nullcontext()
     return torch.autocast(next(tower.parameters()).device.type, dtype=dtype)
 
-def _twin_step(tower1, tower2, ids, mask, cael_k, autocast=None):
+def _twin_step(tower_1, tower_2, ids, mask, cael_k, autocast=None):
     "One lockstep training step of the twin towers (CAEL every `cael_k` layers; None: no cross-attention)."
     from sentemb_lit.cross_attention import lockstep_forward
     from sentemb_lit.losses import jtcse_loss
     terms = "all" if cael_k else ("nce", "icnce", "ictm")
     def step():
-        with _autocast(tower1, autocast):
-            o = lockstep_forward(tower1, tower2, ids, mask, cael_k=cael_k)
-            loss, _ = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2, terms=terms)
+        with _autocast(tower_1, autocast):
+            o = lockstep_forward(tower_1, tower_2, ids, mask, cael_k=cael_k)
+            loss, _ = jtcse_loss(o.l1, o.l2, o.p1, o.p2, o.c1, o.c2, terms=terms)
         loss.backward()
     return step
 
-def _independent_step(tower1, tower2, ids, mask, autocast=None):
+def _independent_step(tower_1, tower_2, ids, mask, autocast=None):
     "One training step of two towers trained apart, each with its own InfoNCE."
     from sentemb_lit.losses import info_nce
     def step():
-        for t in (tower1, tower2):
+        for t in (tower_1, tower_2):
             with _autocast(t, autocast):
                 loss = info_nce(t(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0])
             loss.backward()
     return step
 
 # %% ../nbs/91_bench.ipynb #07ef0a07
-def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 32, seq_len: int = 32, k: int = 2,
+def bench_twin_step(tower_1=None, tower_2=None, tokenizer=None, batch_size: int = 32, seq_len: int = 32, k: int = 2,
                     repeats: int = 3, autocast=None) -> dict:
     """Seconds, FLOPs and FLOP/s of one training step: lockstep twin towers with CAEL every k layers, without CAEL,
     and two independent towers. The batch lives on the towers' device; `autocast` (e.g. torch.bfloat16) runs the
@@ -107,25 +107,25 @@ def bench_twin_step(tower1=None, tower2=None, tokenizer=None, batch_size: int = 
         raise ValueError(f"seq_len must be an int ≥ 2, got {seq_len!r}")
     if autocast is not None and autocast not in (torch.bfloat16, torch.float16):
         raise ValueError(f"autocast must be None, torch.bfloat16 or torch.float16, got {autocast!r}")
-    if tower1 is None: tower1, tokenizer = load_encoder("minilm-l6")
-    if tower2 is None: tower2 = copy.deepcopy(tower1)
-    for name, t in (("tower1", tower1), ("tower2", tower2)): _check_tower(t, name)
-    device = next(tower1.parameters()).device
-    if next(tower2.parameters()).device != device:
-        raise ValueError(f"tower1 and tower2 must be on one device, got {device} and {next(tower2.parameters()).device}")
+    if tower_1 is None: tower_1, tokenizer = load_encoder("minilm-l6")
+    if tower_2 is None: tower_2 = copy.deepcopy(tower_1)
+    for name, t in (("tower_1", tower_1), ("tower_2", tower_2)): _check_tower(t, name)
+    device = next(tower_1.parameters()).device
+    if next(tower_2.parameters()).device != device:
+        raise ValueError(f"tower_1 and tower_2 must be on one device, got {device} and {next(tower_2.parameters()).device}")
     ids = torch.randint(1000, 2000, (2 * batch_size, seq_len), device=device)
     ids[:, 0] = tokenizer.cls_token_id
     mask = torch.ones_like(ids)
-    for t in (tower1, tower2): t.train()
-    steps = {"jtcse (CAEL k=%d)" % k: _twin_step(tower1, tower2, ids, mask, k, autocast),
-             "twin, no CAEL": _twin_step(tower1, tower2, ids, mask, None, autocast),
-             "two independent towers": _independent_step(tower1, tower2, ids, mask, autocast)}
+    for t in (tower_1, tower_2): t.train()
+    steps = {"jtcse (CAEL k=%d)" % k: _twin_step(tower_1, tower_2, ids, mask, k, autocast),
+             "twin, no CAEL": _twin_step(tower_1, tower_2, ids, mask, None, autocast),
+             "two independent towers": _independent_step(tower_1, tower_2, ids, mask, autocast)}
     out = {}
     for name, fn in steps.items():
         sec, flops = _time(fn, repeats), _count_flops(fn)
         out[name] = {"seconds": sec, "gflops": flops / 1e9, "gflop_per_s": flops / sec / 1e9}
-        tower1.zero_grad(set_to_none=True)
-        tower2.zero_grad(set_to_none=True)
+        tower_1.zero_grad(set_to_none=True)
+        tower_2.zero_grad(set_to_none=True)
     return out
 
 # %% ../nbs/91_bench.ipynb #c032b

@@ -224,22 +224,22 @@ def _check_encoder(t, name: str):
         raise ValueError(f"{name} is configured as a decoder (causal attention); CAEL needs bidirectional encoders")
 
 # %% ../nbs/11_cross_attention.ipynb #c015b
-def check_towers(tower1, tower2) -> int:
+def check_towers(tower_1, tower_2) -> int:
     "Validate that two towers can run in lockstep; returns their number of layers N."
-    _check_encoder(tower1, "tower1")
-    _check_encoder(tower2, "tower2")
-    if type(tower1) is not type(tower2):
-        raise ValueError(f"towers must have the same architecture, got tower1 {type(tower1).__name__} and "
-                         f"tower2 {type(tower2).__name__}")
-    diff = {k: (getattr(tower1.config, k, None), getattr(tower2.config, k, None)) for k in _SAME_CONFIG_KEYS
-            if getattr(tower1.config, k, None) != getattr(tower2.config, k, None)}
+    _check_encoder(tower_1, "tower_1")
+    _check_encoder(tower_2, "tower_2")
+    if type(tower_1) is not type(tower_2):
+        raise ValueError(f"towers must have the same architecture, got tower_1 {type(tower_1).__name__} and "
+                         f"tower_2 {type(tower_2).__name__}")
+    diff = {k: (getattr(tower_1.config, k, None), getattr(tower_2.config, k, None)) for k in _SAME_CONFIG_KEYS
+            if getattr(tower_1.config, k, None) != getattr(tower_2.config, k, None)}
     if diff:
-        raise ValueError(f"towers must have the same configuration; tower1 and tower2 differ in {diff}")
-    p1, p2 = next(tower1.parameters()), next(tower2.parameters())
+        raise ValueError(f"towers must have the same configuration; tower_1 and tower_2 differ in {diff}")
+    p1, p2 = next(tower_1.parameters()), next(tower_2.parameters())
     if p1.device != p2.device or p1.dtype != p2.dtype:
-        raise ValueError(f"towers must live on the same device with the same dtype, got tower1 {p1.device}/{p1.dtype} "
-                         f"and tower2 {p2.device}/{p2.dtype}")
-    return len(tower1.encoder.layer)
+        raise ValueError(f"towers must live on the same device with the same dtype, got tower_1 {p1.device}/{p1.dtype} "
+                         f"and tower_2 {p2.device}/{p2.dtype}")
+    return len(tower_1.encoder.layer)
 
 # %% ../nbs/11_cross_attention.ipynb #c015c
 def _describe(x) -> str:
@@ -278,7 +278,7 @@ def _check_inputs(model, input_ids, attention_mask, token_type_ids) -> torch.Ten
     return attention_mask
 
 # %% ../nbs/11_cross_attention.ipynb #c015d2
-def _lockstep_inputs(tower1, tower2, input_ids, attention_mask, token_type_ids, cael, cael_k, injection, expose,
+def _lockstep_inputs(tower_1, tower_2, input_ids, attention_mask, token_type_ids, cael, cael_k, injection, expose,
                      flags: dict):
     "Validate a lockstep call: (config, CAEL layers, input_ids, attention_mask, token_type_ids) on the towers' device."
     if cael is not None and not isinstance(cael, CAELConfig):
@@ -288,9 +288,9 @@ def _lockstep_inputs(tower1, tower2, input_ids, attention_mask, token_type_ids, 
     cfg = cael if cael is not None else CAELConfig(cael_k, injection, expose)
     for name, value in flags.items():
         check_flag(value, name)
-    where = cfg.layers(check_towers(tower1, tower2))
-    attention_mask = _check_inputs(tower1, input_ids, attention_mask, token_type_ids)
-    dev = next(tower1.parameters()).device
+    where = cfg.layers(check_towers(tower_1, tower_2))
+    attention_mask = _check_inputs(tower_1, input_ids, attention_mask, token_type_ids)
+    dev = next(tower_1.parameters()).device
     token_type_ids = None if token_type_ids is None else token_type_ids.to(dev)
     return cfg, where, input_ids.to(dev), attention_mask.to(dev), token_type_ids
 
@@ -311,18 +311,32 @@ class TowerOutput:
         return self.last_hidden_state[:, 0]
 
 # %% ../nbs/11_cross_attention.ipynb #c015g
+def _renamed(obj, old: str, new: str):
+    "Attribute `new` of `obj` read under its name before issue 23, `old`: a DeprecationWarning, for one release."
+    warnings.warn(f"{type(obj).__name__}.{old} is now .{new}; the old name goes in the next release",
+                  DeprecationWarning, stacklevel=3)
+    return getattr(obj, new)
+
 @dataclass
 class TwinTowerOutput:
-    "Outputs of both towers; L1/L2 (CLS last hidden h^L), P1/P2 (pooler h^P), C1/C2 (cross output c^O) feed the losses."
-    tower1: TowerOutput
-    tower2: TowerOutput
+    "Outputs of both towers; l1/l2 (CLS last hidden h^L), p1/p2 (pooler h^P), c1/c2 (cross output c^O) feed the losses."
+    tower_1: TowerOutput
+    tower_2: TowerOutput
     cael_layers: tuple = ()                          # the CAEL layer set L, 1-based
-    L1 = property(lambda self: self.tower1.cls)
-    L2 = property(lambda self: self.tower2.cls)
-    P1 = property(lambda self: self.tower1.pooler_output)
-    P2 = property(lambda self: self.tower2.pooler_output)
-    C1 = property(lambda self: self.tower1.cross_hidden_state)
-    C2 = property(lambda self: self.tower2.cross_hidden_state)
+    l1 = property(lambda self: self.tower_1.cls)
+    l2 = property(lambda self: self.tower_2.cls)
+    p1 = property(lambda self: self.tower_1.pooler_output)
+    p2 = property(lambda self: self.tower_2.pooler_output)
+    c1 = property(lambda self: self.tower_1.cross_hidden_state)
+    c2 = property(lambda self: self.tower_2.cross_hidden_state)
+    tower1 = property(lambda self: _renamed(self, "tower1", "tower_1"))     # the names before issue 23, for one release
+    tower2 = property(lambda self: _renamed(self, "tower2", "tower_2"))
+    L1 = property(lambda self: _renamed(self, "L1", "l1"))
+    L2 = property(lambda self: _renamed(self, "L2", "l2"))
+    P1 = property(lambda self: _renamed(self, "P1", "p1"))
+    P2 = property(lambda self: _renamed(self, "P2", "p2"))
+    C1 = property(lambda self: _renamed(self, "C1", "c1"))
+    C2 = property(lambda self: _renamed(self, "C2", "c2"))
 
 # %% ../nbs/11_cross_attention.ipynb #c015i
 def _main_step(layers, h, ext_mask, probs) -> tuple:
@@ -386,7 +400,7 @@ class _Record:
                            cross_layer_states=tuple(cross) if (self.hidden is not None and cross) else None)
 
 # %% ../nbs/11_cross_attention.ipynb #c015k
-def lockstep_forward(tower1, tower2, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+def lockstep_forward(tower_1, tower_2, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                      token_type_ids: torch.Tensor | None = None, cael_k: int | None = None,
                      injection: str = "propagate", expose: str = "last", output_hidden_states: bool = False,
                      output_attentions: bool = False, cael: CAELConfig | None = None) -> TwinTowerOutput:
@@ -394,18 +408,18 @@ def lockstep_forward(tower1, tower2, input_ids: torch.Tensor, attention_mask: to
     encoder layers at layers j % cael_k == 0 (1-based; None = none). injection: "propagate" (default) | "side" | "add";
     expose: "last" | "mean" (see `CAELConfig`; or pass `cael=CAELConfig(...)`). Dropout follows each tower's
     train/eval mode. Returns a `TwinTowerOutput` (per tower: last_hidden_state, pooler_output, cross_hidden_state,
-    optional hidden_states / attentions / cross_layer_states; shortcuts L1, L2, P1, P2, C1, C2)."""
+    optional hidden_states / attentions / cross_layer_states; shortcuts l1, l2, p1, p2, c1, c2)."""
     cfg, where, input_ids, attention_mask, token_type_ids = _lockstep_inputs(
-        tower1, tower2, input_ids, attention_mask, token_type_ids, cael, cael_k, injection, expose,
+        tower_1, tower_2, input_ids, attention_mask, token_type_ids, cael, cael_k, injection, expose,
         {"output_hidden_states": output_hidden_states, "output_attentions": output_attentions})
     ext = extended_attention_mask(attention_mask)                                         # M
-    h = tuple(t.embeddings(input_ids=input_ids, token_type_ids=token_type_ids) for t in (tower1, tower2))   # h^0
+    h = tuple(t.embeddings(input_ids=input_ids, token_type_ids=token_type_ids) for t in (tower_1, tower_2))   # h^0
     c, rec = None, _Record(h, output_hidden_states, output_attentions)
-    for j, layers in enumerate(zip(tower1.encoder.layer, tower2.encoder.layer), start=1):
+    for j, layers in enumerate(zip(tower_1.encoder.layer, tower_2.encoder.layer), start=1):
         probs = [attention_probabilities(lay, x, ext) for lay, x in zip(layers, h)]      # SA^j(h^{j-1}_t)
         h, c = _STEPS[cfg.injection](j, where, layers, h, c, ext, probs)
         rec.add(j in where, h, c, probs)
-    outs = [rec.tower(t, tower, h[t], cfg.expose) for t, tower in enumerate((tower1, tower2))]
+    outs = [rec.tower(t, tower, h[t], cfg.expose) for t, tower in enumerate((tower_1, tower_2))]
     return TwinTowerOutput(outs[0], outs[1], tuple(where))
 
 # %% ../nbs/11_cross_attention.ipynb #c034

@@ -176,7 +176,7 @@ def set_dropout(model: nn.Module, p: float) -> nn.Module:
 def _cls(out) -> torch.Tensor: return out.last_hidden_state[:, 0]
 
 def twin_outputs(twin: TwinTowerEncoder, batch: dict, config: JTCSEConfig) -> dict:
-    "L1, L2 (CLS last hidden), P1, P2 (pooler outputs) and C1, C2 (CLS of the last CAEL output, or None): [2B, H] each."
+    "l1, l2 (CLS last hidden), p1, p2 (pooler outputs) and c1, c2 (CLS of the last CAEL output, or None): [2B, H] each."
     check_type(twin, "twin", TwinTowerEncoder)
     check_type(batch, "batch", Mapping, "a dict of tensors")
     check_type(config, "config", JTCSEConfig)
@@ -186,10 +186,10 @@ def twin_outputs(twin: TwinTowerEncoder, batch: dict, config: JTCSEConfig) -> di
         o1, o2 = (t(**batch) for t in twin.towers)
         if o1.pooler_output is None:
             raise ValueError("the towers have no pooler; ICTM needs BertModel(add_pooling_layer=True)")
-        return dict(L1=_cls(o1), L2=_cls(o2), P1=o1.pooler_output, P2=o2.pooler_output, C1=None, C2=None)
+        return dict(l1=_cls(o1), l2=_cls(o2), p1=o1.pooler_output, p2=o2.pooler_output, c1=None, c2=None)
     out = lockstep_forward(twin.tower_1, twin.tower_2, batch["input_ids"], batch.get("attention_mask"),
                            batch.get("token_type_ids"), cael_k=config.cael_every, injection=config.cael_injection)
-    return dict(L1=out.L1, L2=out.L2, P1=out.P1, P2=out.P2, C1=out.C1, C2=out.C2)
+    return dict(l1=out.l1, l2=out.l2, p1=out.p1, p2=out.p2, c1=out.c1, c2=out.c2)
 
 # %% ../nbs/11c_jtcse_step.ipynb #c023c
 def _check_head(config: JTCSEConfig, model, head) -> None:
@@ -208,6 +208,11 @@ def _check_loss_fn_args(config, model, teacher, head) -> None:
     elif isinstance(model, TwinTowerEncoder):
         raise TypeError(f"variant {config.variant!r} trains a single tower, got a TwinTowerEncoder")
     else: _check_tower(model, "model")
+    if config.twin and model.cael is not None and (model.cael.k != config.cael_every
+                                                   or model.cael.injection != config.cael_injection):
+        raise ValueError(f"model.cael {model.cael} differs from the training CAEL of config (cael_every="
+                         f"{config.cael_every}, cael_injection={config.cael_injection!r}): training exchanges by the "
+                         "config; set model.cael=None or make them agree")
     if config.variant == "distill":
         check_type(teacher, "teacher", TwinTowerEncoder, "the teacher TwinTowerEncoder (variant 'distill')")
         if teacher.hidden_size != model.config.hidden_size:
@@ -246,8 +251,8 @@ def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncode
             loss = torch.nn.functional.mse_loss(h, target)
             return loss, {"mse": float(loss.detach())}
         o = twin_outputs(model, batch, config)
-        if not _finite(*o.values()): return _nan_loss(o["L1"])
-        loss, logs = jtcse_loss(o["L1"], o["L2"], o["P1"], o["P2"], o["C1"], o["C2"], terms=config.terms,
+        if not _finite(*o.values()): return _nan_loss(o["l1"])
+        loss, logs = jtcse_loss(o["l1"], o["l2"], o["p1"], o["p2"], o["c1"], o["c2"], terms=config.terms,
                                 temperature=config.temperature, R=1 if config.variant == "tncse" else None,
                                 nce_layout=config.nce_layout)
         return loss, {k: float(v) for k, v in logs.items()

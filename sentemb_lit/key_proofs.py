@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast, copy, gzip, hashlib, json, re, tempfile
 from pathlib import Path
 from .checks import check_path
-from .code_keys import KEY_NEUTRAL, _node_code, _package_dir, _stamps, _strip_docstrings, _walk, reached_code
+from sentemb_lit.code_keys import (KEY_NEUTRAL, _node_code, _package_dir, _resolve, _stamps, _strip_docstrings, _walk,
+    reached_code)
 from .io import _atomic_write, fingerprint
 from .raise_handlers import _always_raises, _catch_map, _exception_bases, _raised
 
@@ -103,6 +104,11 @@ class _ProofForm(ast.NodeTransformer):
         return self.generic_visit(node)
     def visit_Attribute(self, node):
         node.attr = self.renames.get(node.attr, node.attr); return self.generic_visit(node)
+    def visit_Subscript(self, node):                # a renamed string key: "name:'old'" -> new (see _check_renames)
+        s = node.slice
+        if isinstance(s, ast.Constant) and isinstance(s.value, str) and repr(s.value) in self.renames:
+            node.slice = ast.Constant(value=self.renames[repr(s.value)])
+        return self.generic_visit(node)
     def _def(self, node):
         node.name = self.renames.get(node.name, node.name)
         node = self.generic_visit(node)
@@ -182,27 +188,29 @@ def _scoped(renames: dict) -> tuple[dict, dict, dict]:
         else: plain[k] = v
     return plain, modules, defs
 
-def _resolve(index: dict, m: str, name: str, hops: int = 0):
-    "The (module, name) of the definition a plain `name` means in module `m` of a walk's index, else None."
-    if m not in index: return None
-    defs, imports = index[m]
-    if name in defs: return m, name
-    if name in imports and imports[name][1] is not None and hops < 8: return _resolve(index, *imports[name], hops + 1)
-    return None
+def _member(stmt) -> str | None:
+    "The name of a class-body `name = property(lambda ...)` (inert when the class is made), else None."
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)): return None
+    v = stmt.value
+    ok = isinstance(v, ast.Call) and getattr(v.func, "id", None) == "property" and not v.keywords and \
+        len(v.args) == 1 and isinstance(v.args[0], ast.Lambda)
+    return stmt.targets[0].id if ok else None
 
-def proof_form(*roots: str, package=None, renames=None, neutral=None) -> tuple[dict, dict]:
+def proof_form(*roots: str, package=None, renames=None, neutral=None, drop_members=None) -> tuple[dict, dict]:
     """(name -> syntax trees, notes) of the code `roots` reach in the *proof form*: docstrings, raise and assert
     messages and function-local imports removed, guards removed where no handler can see them, identifiers renamed
     by `renames` (old -> new; "name:old" -> new inside the definition `name` only; "module.old" -> new inside the
     definitions of `module`). Two trees with the same proof form compute the same numbers wherever both compute one
     (the table above says why each removal is safe). Notes: the guards removed and the definitions whose messages are
-    kept because a handler that can see them reads its exception."""
+    kept because a handler that can see them reads its exception; `members` (class -> its `name = property(lambda
+    ...)` members), `plain_defs` (undecorated functions). `drop_members` (class -> names) leaves those members out."""
     pkg = _package_dir(package)
     plain, in_module, in_def = _scoped(dict(renames or {}))
     neutral = KEY_NEUTRAL if neutral is None else frozenset(neutral)
     found, index = _walk(tuple(roots), str(pkg), _stamps(pkg), neutral)
     catch, classes = _catch_map(found, index, pkg)
-    out, origin, entries, notes = {}, {}, [], {"guards": {}, "messages_kept": []}
+    out, origin, entries, notes = {}, {}, [], {"guards": {}, "messages_kept": [], "members": {}, "plain_defs": set()}
+    drop_members = dict(drop_members or {})
     for name, pairs in found.items():
         caught, read = catch[name]
         def seen_by(t, handlers):                   # could a handler catching `handlers` catch a raise of class t?
@@ -222,6 +230,10 @@ def proof_form(*roots: str, package=None, renames=None, neutral=None) -> tuple[d
             if read and any(seen_by(t, read) for t in types): notes["messages_kept"].append(key)
     _unread_arguments([e[:3] for e in entries], lambda m, n: _resolve(index, m, n))
     for _, _, tree, local, key in entries:           # renaming last: it cannot change what a function never names
+        if isinstance(tree, ast.ClassDef):
+            notes["members"].setdefault(key, []).extend(m for m in map(_member, tree.body) if m)
+            tree.body = [s for s in tree.body if _member(s) not in drop_members.get(key, ())] or [ast.Pass()]
+        if isinstance(tree, ast.FunctionDef) and not tree.decorator_list: notes["plain_defs"].add(key)
         out.setdefault(key, []).append(ast.dump(_ProofForm(local, frozenset(), keep=lambda t: True).visit(tree),
                                                 include_attributes=False))
     return {k: sorted(v) for k, v in sorted(out.items())}, notes
@@ -287,14 +299,39 @@ def _identifiers(trees: dict) -> set:
 def _strings(trees: dict) -> set:
     return {s for dumps in trees.values() for t in dumps for s in re.findall(r"Constant\(value='([^']*)'", t)}
 
+def _keys_only(s: str, *forms) -> bool:
+    "Whether string `s` occurs in `forms` only as the key of a subscript (`d['s']`: a dict key, never an attribute)."
+    count = lambda pat: sum(t.count(pat) for f in forms for dumps in f.values() for t in dumps)
+    return count(f"Constant(value={s!r})") == count(f"slice=Constant(value={s!r})")
+
+def _check_string_rename(key: str, where: str, a: str, b, old_raw: dict, old_form: dict, new_form: dict):
+    "A renamed dict key \"name:'old'\" -> new: one definition's subscripts only, no capture, keys only everywhere."
+    s = a[1:-1]
+    if not (where and a == repr(s) and s.isidentifier() and isinstance(b, str) and b.isidentifier()):
+        raise ValueError(f"renames: {key!r} -> {b!r}: a string key is renamed inside one definition only "
+                         "(\"name:'old'\" -> new, both identifier-like)")
+    mine = {k: v for k, v in old_raw.items() if k == where}
+    if not _keys_only(s, mine): raise ValueError(f"renames: {s!r} occurs in {where} other than as a subscript key")
+    if b in _identifiers(mine) or b in _strings(mine):
+        raise ValueError(f"renames: {b!r} already occurs in {where}; renaming the key {s!r} to it could capture it")
+    if not (_keys_only(s, old_raw) and _keys_only(b, old_form, new_form)):
+        raise ValueError(f"renames: {s!r} or {b!r} occurs in the reached code other than as a subscript key")
+
 def _check_renames(renames: dict, old_raw: dict, old_form: dict, new_form: dict, old_modules: dict | None = None):
     """Refuse a renaming that could capture a name, or whose names occur in a string the proof form keeps (where
     `getattr` or a state-dict key could read them; messages are not kept). 'name:old' renames inside the definition
     `name` only; 'module.old' inside one module, whose capture is checked in that module's definitions
-    (`old_modules`: module -> name -> raw code; without it, in every definition)."""
-    words = lambda trees: set().union(set(), *(set(re.split(r"[./\s]", s)) for s in _strings(trees)))
+    (`old_modules`: module -> name -> raw code; without it, in every definition). "name:'old'" renames a string
+    used only as a subscript key (a dict's key) inside `name`; such keys, used as keys only everywhere, cannot be
+    read as attributes and are not counted as strings that could."""
+    keys = {b for k, b in renames.items() if k.rpartition(":")[2].startswith("'")}
+    keys |= {k.rpartition(":")[2][1:-1] for k in renames if k.rpartition(":")[2].startswith("'")}
+    keys = {s for s in keys if _keys_only(s, old_raw, old_form, new_form)}
+    words = lambda trees: set().union(set(), *(set(re.split(r"[./\s]", s)) for s in _strings(trees) if s not in keys))
     for key, b in renames.items():
         where, _, a = key.rpartition(":")
+        if a.startswith("'"):
+            _check_string_rename(key, where, a, b, old_raw, old_form, new_form); continue
         module, a = a.rsplit(".", 1) if not where and "." in a else (None, a)
         if not (isinstance(b, str) and a.isidentifier() and b.isidentifier()):
             raise ValueError(f"renames: {key!r} -> {b!r} must map an identifier ('old', 'name:old' or 'module.old') to one")
@@ -306,9 +343,32 @@ def _check_renames(renames: dict, old_raw: dict, old_form: dict, new_form: dict,
             raise ValueError(f"renames: {a!r} or {b!r} occurs inside a string of the reached code")
 
 # %% ../nbs/05c_key_proofs.ipynb #k034b
+def _fresh(name: str, *forms) -> bool:
+    "`name` is not a dunder and occurs in no form: neither as an identifier nor as a word of a kept string."
+    words = lambda f: set().union(set(), *(set(re.split(r"[./\s]", s)) for s in _strings(f)))
+    return not (name.startswith("__") and name.endswith("__")) and all(
+        name not in _identifiers(f) and name not in words(f) for f in forms)
+
+def _additions(f0: dict, f1: dict, members: dict, plain_defs: set, redo) -> tuple:
+    """What the new tree only *adds*: members `name = property(lambda ...)` of classes in both trees whose names
+    occur nowhere in the old form nor elsewhere in the new, and undecorated functions that only they name.
+    `redo(drop)`: the new form without the members `drop`. (new form without them, {class: members}, [functions])."""
+    cand = {c: {m for m in ms if _fresh(m, f0)} for c, ms in members.items() if c in f0}
+    while True:
+        cand = {c: ms for c, ms in cand.items() if ms}
+        if not cand: return f1, {}, []
+        g = redo(cand)
+        keep = {c: {m for m in ms if _fresh(m, g)} for c, ms in cand.items()}   # nobody else names them
+        if keep == cand: break
+        cand = keep
+    helpers = sorted(n for n in g.keys() - f0.keys() if n in plain_defs and _fresh(n, {k: v for k, v in g.items() if k != n}))
+    return {k: v for k, v in g.items() if k not in helpers}, {c: sorted(ms) for c, ms in cand.items()}, helpers
+
 def key_proof(*roots: str, old, new=None, renames=None) -> dict:
     """Whether the code `roots` reach in the tree `old` (renamed by `renames`) and in `new` (default: this package)
-    have the same proof form; with the old tree's code part, the new tree's hash and what the proof removed."""
+    have the same proof form, up to what the new tree only adds (`_additions`: fresh inert class members such as a
+    deprecated alias, and the helpers only they call); with the old tree's code part, the new tree's hash, what the
+    proof removed and what it set aside as added."""
     old = check_path(old, "old")
     if not old.is_dir(): raise FileNotFoundError(f"old: {old} is not a package folder")
     if not roots or not all(isinstance(r, str) and "." in r for r in roots):
@@ -321,9 +381,12 @@ def key_proof(*roots: str, old, new=None, renames=None) -> dict:
     old_modules = {}
     for name, pairs in found.items():
         for m, node in pairs: old_modules.setdefault(m, {}).setdefault(name, []).append(_node_code(node))
+    f1, added, helpers = _additions(f0, f1, n1["members"], n1["plain_defs"],
+                                    lambda drop: proof_form(*roots, package=new, drop_members=drop)[0])
     _check_renames(renames, old_raw, f0, f1, old_modules)
     differ = sorted(n for n in f0.keys() | f1.keys() if f0.get(n) != f1.get(n))
     return {"roots": list(roots), "equal": not differ, "differ": differ, "code": tree_code_part(*roots, package=old),
+            "added": added, "helpers": helpers,
             "key": fingerprint({"reached": new_raw}), "renames": renames,
             "changed": sorted(n for n in old_raw.keys() | new_raw.keys()
                               if old_raw.get(n) != new_raw.get(renames.get(n, n)) and n not in differ),

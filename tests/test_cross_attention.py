@@ -59,14 +59,14 @@ def test_main_streams_equal_hf_forward(k, injection):
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", CAELWarning)
         o = lockstep_forward(m1, m2, ids, am, cael_k=k, injection=injection, output_hidden_states=True)
-        for mine, m in ((o.tower1, m1), (o.tower2, m2)):
+        for mine, m in ((o.tower_1, m1), (o.tower_2, m2)):
             ref = m(input_ids=ids, attention_mask=am, output_hidden_states=True)
             assert (mine.last_hidden_state - ref.last_hidden_state).abs().max() < 1e-5
             assert (mine.pooler_output - ref.pooler_output).abs().max() < 1e-5
             assert all((a - b).abs().max() < 1e-5 for a, b in zip(mine.hidden_states, ref.hidden_states))
-    assert (o.C1 is None) == (k is None)
+    assert (o.c1 is None) == (k is None)
     if k:
-        assert o.C1.shape == (3, 16) and torch.isfinite(o.C1).all()
+        assert o.c1.shape == (3, 16) and torch.isfinite(o.c1).all()
         assert o.cael_layers == CAELConfig(k).layers(6) == tuple(range(k, 7, k))
 
 
@@ -76,9 +76,9 @@ def test_roberta_lockstep_equal():
     am = (ids != 1).long()
     with torch.no_grad():
         o = lockstep_forward(r1, r2, ids, am, cael_k=1)
-        assert (o.tower1.last_hidden_state - r1(input_ids=ids, attention_mask=am).last_hidden_state).abs().max() < 1e-5
-        assert (o.tower2.last_hidden_state - r2(input_ids=ids, attention_mask=am).last_hidden_state).abs().max() < 1e-5
-        assert (o.C1 - o.L1).abs().max() > 1e-3
+        assert (o.tower_1.last_hidden_state - r1(input_ids=ids, attention_mask=am).last_hidden_state).abs().max() < 1e-5
+        assert (o.tower_2.last_hidden_state - r2(input_ids=ids, attention_mask=am).last_hidden_state).abs().max() < 1e-5
+        assert (o.c1 - o.l1).abs().max() > 1e-3
 
 
 # ---- the propagating cross stream
@@ -119,13 +119,13 @@ def test_propagated_path_matches_hand_computation(k):
             elif c is not None:
                 c = [_by_hand(l1, c[0], l1, c[0], am), _by_hand(l2, c[1], l2, c[1], am)]
             h = [_by_hand(l1, h[0], l1, h[0], am), _by_hand(l2, h[1], l2, h[1], am)]
-    assert len(o.tower1.cross_layer_states) == len(cross_at) == 6 // k
-    for mine, ref in zip(o.tower1.cross_layer_states, cross_at):
+    assert len(o.tower_1.cross_layer_states) == len(cross_at) == 6 // k
+    for mine, ref in zip(o.tower_1.cross_layer_states, cross_at):
         assert (mine - ref[0]).abs().max() < 1e-5
-    for mine, ref in zip(o.tower2.cross_layer_states, cross_at):
+    for mine, ref in zip(o.tower_2.cross_layer_states, cross_at):
         assert (mine - ref[1]).abs().max() < 1e-5
-    assert (o.C1 - c[0][:, 0]).abs().max() < 1e-5 and (o.C2 - c[1][:, 0]).abs().max() < 1e-5
-    assert (o.tower1.last_hidden_state - h[0]).abs().max() < 1e-5
+    assert (o.c1 - c[0][:, 0]).abs().max() < 1e-5 and (o.c2 - c[1][:, 0]).abs().max() < 1e-5
+    assert (o.tower_1.last_hidden_state - h[0]).abs().max() < 1e-5
 
 
 def test_k_changes_cross_output_and_loss():
@@ -134,14 +134,14 @@ def test_k_changes_cross_output_and_loss():
     ks = (1, 2, 3, 6)
     with torch.no_grad():
         outs = {k: lockstep_forward(m1, m2, ids, am, cael_k=k) for k in ks}
-    loss = {k: jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2, R=1)[0].item() for k, o in outs.items()}
+    loss = {k: jtcse_loss(o.l1, o.l2, o.p1, o.p2, o.c1, o.c2, R=1)[0].item() for k, o in outs.items()}
     for a in ks:
-        assert (outs[a].C1 - outs[a].L1).abs().max() > 1e-2        # the cross output is not the CLS state
-        assert torch.equal(outs[a].L1, outs[1].L1)                  # the towers' own outputs do not depend on k
+        assert (outs[a].c1 - outs[a].l1).abs().max() > 1e-2        # the cross output is not the CLS state
+        assert torch.equal(outs[a].l1, outs[1].l1)                  # the towers' own outputs do not depend on k
         for b in ks:
             if a < b:
-                assert (outs[a].C1 - outs[b].C1).abs().max() > 1e-3, (a, b)
-                assert (outs[a].C2 - outs[b].C2).abs().max() > 1e-3, (a, b)
+                assert (outs[a].c1 - outs[b].c1).abs().max() > 1e-3, (a, b)
+                assert (outs[a].c2 - outs[b].c2).abs().max() > 1e-3, (a, b)
                 assert loss[a] != loss[b], (a, b, loss)
 
 
@@ -152,8 +152,8 @@ def test_side_last_cannot_depend_on_k_and_warns():
         cfg = CAELConfig(1, injection="side")
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", CAELWarning)
-        c = [lockstep_forward(m1, m2, ids, am, cael_k=k, injection="side").C1 for k in (1, 2, 3, 6)]
-        mean = [lockstep_forward(m1, m2, ids, am, cael_k=k, injection="side", expose="mean").C1 for k in (1, 6)]
+        c = [lockstep_forward(m1, m2, ids, am, cael_k=k, injection="side").c1 for k in (1, 2, 3, 6)]
+        mean = [lockstep_forward(m1, m2, ids, am, cael_k=k, injection="side", expose="mean").c1 for k in (1, 6)]
     assert all(torch.equal(x, c[0]) for x in c)                     # the defect the propagating design removes
     assert (mean[0] - mean[1]).abs().max() > 1e-3                   # side + mean: k acts
     assert cfg.k == 1
@@ -175,7 +175,7 @@ def test_tower_crossed_with_itself_is_its_own_stream(injection, k):
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", CAELWarning)
         o = lockstep_forward(m, m, ids, am, cael_k=k, injection=injection)
-    assert (o.C1 - o.L1).abs().max() < 1e-5 and (o.C2 - o.L2).abs().max() < 1e-5
+    assert (o.c1 - o.l1).abs().max() < 1e-5 and (o.c2 - o.l2).abs().max() < 1e-5
 
 
 def test_add_mode_changes_streams_and_expose_mean():
@@ -185,11 +185,11 @@ def test_add_mode_changes_streams_and_expose_mean():
         with pytest.warns(CAELWarning):
             add = lockstep_forward(m1, m2, ids, am, cael_k=2, injection="add")
         ref = m1(input_ids=ids, attention_mask=am).last_hidden_state
-        assert (add.tower1.last_hidden_state - ref).abs().max() > 1e-4
-        assert torch.allclose(add.C1, add.L1, atol=1e-6)           # last layer is a CAEL: c^O = own output
+        assert (add.tower_1.last_hidden_state - ref).abs().max() > 1e-4
+        assert torch.allclose(add.c1, add.l1, atol=1e-6)           # last layer is a CAEL: c^O = own output
         mean = lockstep_forward(m1, m2, ids, am, cael_k=2, expose="mean", output_hidden_states=True)
-        assert len(mean.tower1.cross_layer_states) == 3
-        assert torch.allclose(mean.C1, torch.stack([x[:, 0] for x in mean.tower1.cross_layer_states]).mean(0))
+        assert len(mean.tower_1.cross_layer_states) == 3
+        assert torch.allclose(mean.c1, torch.stack([x[:, 0] for x in mean.tower_1.cross_layer_states]).mean(0))
 
 
 def _grad_sums(loss, *models):
@@ -204,12 +204,12 @@ def _grad_sums(loss, *models):
 def test_gradients_reach_both_towers_through_cross_path(k):
     m1, m2 = bert(1), bert(2)
     ids, am = batch()
-    g1, g2 = _grad_sums(lockstep_forward(m1, m2, ids, am, cael_k=k).C1.pow(2).sum(), m1, m2)
+    g1, g2 = _grad_sums(lockstep_forward(m1, m2, ids, am, cael_k=k).c1.pow(2).sum(), m1, m2)
     assert sum(g1.values()) > 0 and sum(g2.values()) > 0
     for j in CAELConfig(k).layers(6):                              # tower II's values enter c_I at every CAEL
         assert g2[f"encoder.layer.{j - 1}.attention.self.value.weight"] > 0
     assert g2["embeddings.word_embeddings.weight"] > 0
-    g1, g2 = _grad_sums(lockstep_forward(m1, m2, ids, am, cael_k=k).L1.pow(2).sum(), m1, m2)
+    g1, g2 = _grad_sums(lockstep_forward(m1, m2, ids, am, cael_k=k).l1.pow(2).sum(), m1, m2)
     assert sum(g1.values()) > 0 and sum(g2.values()) == 0           # the main streams stay independent
 
 
@@ -243,7 +243,7 @@ def test_training_step_with_jtcse_loss():
     m1, m2 = bert(1).train(), bert(2).train()
     ids, am = interleaved()
     o = TwinTowerEncoder(m1, m2, Tok(), cael=CAELConfig(k=2)).lockstep(ids, am)
-    loss, logs = jtcse_loss(o.L1, o.L2, o.P1, o.P2, o.C1, o.C2)
+    loss, logs = jtcse_loss(o.l1, o.l2, o.p1, o.p2, o.c1, o.c2)
     loss.backward()
     assert torch.isfinite(loss) and logs["R"] in (0, 1) and logs["icnce_cross"] > 0
     for m in (m1, m2):

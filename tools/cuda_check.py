@@ -100,8 +100,8 @@ def check_lockstep(btok):
         oc = lockstep_forward(c1, c2, b["input_ids"], b["attention_mask"], cael_k=1)
         og1 = lockstep_forward(g1, g2, b["input_ids"], b["attention_mask"], cael_k=1)
     m = b["attention_mask"].bool().to(DEV)
-    d_hf = float((og.tower1.last_hidden_state - hf)[m].abs().max())
-    d_cael = float((og1.C1.cpu() - oc.C1).abs().max())
+    d_hf = float((og.tower_1.last_hidden_state - hf)[m].abs().max())
+    d_cael = float((og1.c1.cpu() - oc.c1).abs().max())
     assert d_hf < 1e-5 and d_cael < 1e-4, (d_hf, d_cael)
     return {"max_abs_lockstep_vs_hf": d_hf, "max_abs_cael_cuda_vs_cpu": d_cael}
 
