@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast, copy, gzip, hashlib, json, re, tempfile
 from pathlib import Path
 from .checks import check_path
-from sentemb_lit.code_keys import (KEY_NEUTRAL, _node_code, _package_dir, _resolve, _stamps, _strip_docstrings, _walk,
-    reached_code)
+from .code_keys import KEY_NEUTRAL, _node_code, _package_dir, _resolve, _stamps
+from .code_keys import _strip_docstrings, _walk, reached_code
 from .io import _atomic_write, fingerprint
 from .raise_handlers import _always_raises, _catch_map, _exception_bases, _raised
 
@@ -188,12 +188,16 @@ def _scoped(renames: dict) -> tuple[dict, dict, dict]:
         else: plain[k] = v
     return plain, modules, defs
 
+def _constant_defaults(args: ast.arguments) -> bool:
+    "Whether every default value is a constant (defaults are evaluated when the function or lambda is made)."
+    return all(isinstance(d, ast.Constant) for d in args.defaults + [d for d in args.kw_defaults if d is not None])
+
 def _member(stmt) -> str | None:
     "The name of a class-body `name = property(lambda ...)` (inert when the class is made), else None."
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)): return None
     v = stmt.value
     ok = isinstance(v, ast.Call) and getattr(v.func, "id", None) == "property" and not v.keywords and \
-        len(v.args) == 1 and isinstance(v.args[0], ast.Lambda)
+        len(v.args) == 1 and isinstance(v.args[0], ast.Lambda) and _constant_defaults(v.args[0].args)
     return stmt.targets[0].id if ok else None
 
 def proof_form(*roots: str, package=None, renames=None, neutral=None, drop_members=None) -> tuple[dict, dict]:
@@ -233,7 +237,8 @@ def proof_form(*roots: str, package=None, renames=None, neutral=None, drop_membe
         if isinstance(tree, ast.ClassDef):
             notes["members"].setdefault(key, []).extend(m for m in map(_member, tree.body) if m)
             tree.body = [s for s in tree.body if _member(s) not in drop_members.get(key, ())] or [ast.Pass()]
-        if isinstance(tree, ast.FunctionDef) and not tree.decorator_list: notes["plain_defs"].add(key)
+        if isinstance(tree, ast.FunctionDef) and not tree.decorator_list and _constant_defaults(tree.args):
+            notes["plain_defs"].add(key)
         out.setdefault(key, []).append(ast.dump(_ProofForm(local, frozenset(), keep=lambda t: True).visit(tree),
                                                 include_attributes=False))
     return {k: sorted(v) for k, v in sorted(out.items())}, notes
