@@ -6,18 +6,19 @@
 from __future__ import annotations
 import math
 import numpy as np
-from scipy import stats
+from scipy import optimize, special, stats
 from .checks import check_all_finite, check_float_array, check_number, check_positive_int, check_type
 
 # %% auto #0
-__all__ = ['VERDICTS', 'verdict', 'two_level_interval', 'spearman_influence', 'paired_difference', 'paired_bootstrap',
-           'paired_items', 'paired_task_items', 'settle_plan', 'seed_comparison', 'correlation_ci']
+__all__ = ['VERDICTS', 'verdict', 'holm', 'two_level_interval', 'spearman_influence', 'sentence_ids', 'paired_difference',
+           'paired_bootstrap', 'paired_items', 'paired_task_items', 'settle_plan', 'seed_comparison', 'correlation_ci']
 
 # %% ../nbs/92a_intervals.ipynb #c011
 def _as_tasks(x, what: str) -> dict:
     "task -> float array, from an array, a dict of arrays, or an STSResults-style pairs dict."
     if hasattr(x, "pairs") and isinstance(x.pairs, dict): x = {t: p["pred"] for t, p in x.pairs.items()}
     if not isinstance(x, dict): x = {"task": x}
+    if not x: raise ValueError(f"{what} holds no tasks: give scores, or a dict task -> scores")
     out = {}
     for t, v in x.items():
         v = v["pred"] if isinstance(v, dict) else v
@@ -112,7 +113,7 @@ def _check_plan(r, effect, n_pairs) -> None:
     check_positive_int(n_pairs, "n_pairs")
 
 # %% ../nbs/92a_intervals.ipynb #c005
-VERDICTS = ("holds", "does not hold", "inconclusive", "needs rerun")
+VERDICTS = ("holds", "does not hold", "inconclusive", "negligible", "same model", "needs more seeds", "needs rerun")
 
 def _check_bound(v, name: str) -> None:
     "A CI bound: None or one real number (NaN or inf: no interval); else a TypeError naming `name`."
@@ -123,35 +124,75 @@ def _check_bound(v, name: str) -> None:
     except (TypeError, ValueError, RuntimeError):
         raise TypeError(f"{name} must be a number or None, got {type(v).__name__}: {v!r:.80}") from None
 
-def verdict(lo: float | None, hi: float | None, direction: int = 1) -> str:
-    "The verdict for a 95 % CI [lo, hi] of a difference the paper says is positive (direction +1) or negative (-1)."
+def verdict(lo: float | None, hi: float | None, direction: int = 1, sesoi: float = 0.0, p: float | None = None,
+            alpha: float = 0.05) -> str:
+    """The verdict for a CI [lo, hi] of a difference the paper says is positive (direction +1) or negative (-1):
+    negligible strictly inside (−sesoi, +sesoi); with a family-adjusted `p`, decisive only when p < alpha."""
     if direction not in (1, -1): raise ValueError(f"direction must be +1 or -1, got {direction!r}")
     _check_bound(lo, "lo")
     _check_bound(hi, "hi")
+    sesoi = check_number(sesoi, "sesoi", ge=0, what="a finite smallest effect of interest")
+    p = check_number(p, "p", ge=0, le=1, optional=True, what="a p-value")
+    check_number(alpha, "alpha", gt=0, lt=1)
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)): return "needs rerun"
     if lo > hi: raise ValueError(f"lo {lo} is above the upper bound hi {hi}: not a CI")
+    if sesoi > 0 and -sesoi < lo and hi < sesoi: return "negligible"
     lo, hi = sorted((direction * lo, direction * hi))
+    if p is not None: return "inconclusive" if p >= alpha else "holds" if lo + hi > 0 else "does not hold"
     return "holds" if lo > 0 else "does not hold" if hi < 0 else "inconclusive"
 
+# %% ../nbs/92a_intervals.ipynb #hm01
+def holm(p_values: list | tuple | dict) -> list | dict:
+    "Holm's step-down adjusted p-values, in the shape given (a list, or a dict name -> p); None passes through."
+    check_type(p_values, "p_values", (list, tuple, dict), "a list or a dict name -> p-value")
+    keys = list(p_values) if isinstance(p_values, dict) else list(range(len(p_values)))
+    raw = {k: check_number(p_values[k], f"p_values[{k!r}]", ge=0, le=1, optional=True, what="a p-value")
+           for k in keys}
+    given = sorted((k for k in keys if raw[k] is not None), key=lambda k: raw[k])      # p_(1) <= ... <= p_(m)
+    m, adj, running = len(given), {k: None for k in keys}, 0.0
+    for j, k in enumerate(given):                                                      # j = 0 .. m − 1
+        running = max(running, min(1.0, (m - j) * raw[k]))                             # max_{j' <= j} (m − j') p_(j')
+        adj[k] = running
+    return adj if isinstance(p_values, dict) else [adj[k] for k in keys]
+
 # %% ../nbs/92a_intervals.ipynb #tl01
-def _df(nu: float) -> float | None:
-    "Degrees of freedom as stored: None for ∞ (the pairs-only normal interval), so results stay valid JSON."
-    return None if math.isinf(nu) else float(nu)
+def _quantiles(alpha: float, S: int) -> tuple[float, float]:
+    "z and t_{S−1} at 1 − α/2 (t = 0 with one seed: no seed part), from the upper tail so that tiny α stays exact."
+    return float(-special.ndtri(alpha / 2)), float(-special.stdtrit(S - 1, alpha / 2)) if S > 1 else 0.0
+
+def _half_width(alpha: float, v_shared: float, v_seed: float, S: int) -> float:
+    "h = √(z² V_sh + t² v_seed) at two-sided α: each part with the quantile of its own sampling distribution."
+    z, t = _quantiles(alpha, S)
+    return math.sqrt(z * z * v_shared + t * t * v_seed)
+
+def _p_value(diff: float, v_shared: float, v_seed: float, S: int) -> float:
+    "The α at which the half-width at level 1 − α equals |diff| (solved in log α; below 1e-300 it is 0)."
+    if diff == 0: return 1.0
+    if v_shared + v_seed == 0: return 0.0
+    gap = lambda u: _half_width(math.exp(u), v_shared, v_seed, S) - abs(diff)    # falls from +∞ to −|diff| at α = 1
+    lo = math.log(1e-300)
+    return 0.0 if gap(lo) <= 0 else float(math.exp(optimize.brentq(gap, lo, 0.0, xtol=1e-12)))
+
+def _detect(var_pair: float, var_seed: float, S: int, level: float, power: float) -> float:
+    "Smallest detectable difference √((z + z_pow)² V_pair + (t + t_pow)² s²_d / S); one seed: pairs only."
+    z, t = _quantiles(1 - level, S)
+    z_pow, t_pow = float(special.ndtri(power)), float(special.stdtrit(S - 1, power)) if S > 1 else 0.0
+    v_seed = var_seed / S if S > 1 else 0.0
+    return math.sqrt((z + z_pow) ** 2 * var_pair + (t + t_pow) ** 2 * v_seed)
 
 def two_level_interval(diff: float, var_pair: float, seed_diffs, level: float = 0.95, power: float = 0.8,
                        var_within: float = 0.0) -> dict:
-    "diff ± t_ν·SE, SE² = max(0, V_pair − w/S) + s²_d / S, ν by Welch–Satterthwaite; one seed: pairs only."
+    "diff ± √(z² V_sh + t²_{S−1} s²_d / S), V_sh = max(0, V_pair − w/S): component quantiles; one seed: pairs only."
     d = _check_two_level(diff, var_pair, seed_diffs, level, power, var_within)
     S = len(d)
     v_seed = float(d.var(ddof=1)) / S if S > 1 else 0.0                      # s²_d / S: seed + interaction
     v_shared = max(0.0, var_pair - var_within / S) if S > 1 else var_pair   # V_pair − w/S: the pairs all seeds share
-    se = math.sqrt(v_shared + v_seed)
-    nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))    # Welch–Satterthwaite
-    q = float(stats.t.ppf((1 + level) / 2, nu))
-    p = float(2 * stats.t.sf(abs(diff) / se, nu)) if se > 0 else float(diff == 0)
-    return {"diff": float(diff), "lo": float(diff - q * se), "hi": float(diff + q * se), "p": p, "se": se,
-            "se_pair": math.sqrt(v_shared), "se_seed": math.sqrt(v_seed), "df": _df(nu), "n_seeds": S,
-            "mde": float((q + stats.t.ppf(power, nu)) * se), "level": level, "power": power}
+    h = _half_width(1 - level, v_shared, v_seed, S)
+    return {"diff": float(diff), "lo": float(diff - h), "hi": float(diff + h),
+            "p": _p_value(float(diff), v_shared, v_seed, S), "se": math.sqrt(v_shared + v_seed),
+            "se_pair": math.sqrt(v_shared), "se_seed": math.sqrt(v_seed), "df": S - 1 if S > 1 else None,
+            "n_seeds": S, "mde": _detect(v_shared, v_seed * S, S, level, power), "level": level, "power": power,
+            "method": "component quantiles"}
 
 # %% ../nbs/92a_intervals.ipynb #tl04
 def _tie_groups(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,17 +244,70 @@ def spearman_influence(pred, gold) -> tuple[float, np.ndarray]:
     x, y = _check_xy(pred, gold, 0.95, ("pred", "gold"))
     return _spearman_if(x, _gold_terms(y))
 
+# %% ../nbs/92a_intervals.ipynb #sh01
+def _sentence_ids(s1, s2, names: tuple = ("sentences1", "sentences2")) -> np.ndarray:
+    "`sentence_ids`, its errors naming the caller's arguments `names`."
+    for s, name in zip((s1, s2), names):
+        check_type(s, name, (list, tuple), "a list of str (one sentence per pair)")
+        for i, x in enumerate(s): check_type(x, f"{name}[{i}]", str)
+    if len(s1) != len(s2) or not s1:
+        raise ValueError(f"{names[0]} and {names[1]} must be lists of one length >= 1 (one sentence of each pair), "
+                         f"got {len(s1)} and {len(s2)}")
+    index = {}                                                              # text -> id: identical texts, one id
+    return np.array([[index.setdefault(x, len(index)) for x in pair] for pair in zip(s1, s2)], dtype=np.int64)
+
+def sentence_ids(sentences1: list[str], sentences2: list[str]) -> np.ndarray:
+    "[n, 2] int ids of each pair's two sentences; identical texts get one id (so shared sentences can be counted)."
+    return _sentence_ids(sentences1, sentences2)
+
+def _sharing_sum(x: np.ndarray, ids: np.ndarray) -> float:
+    "Σ_ij K_ij x_i x_j (K_ij = 1: pairs i, j share a sentence) = Σ_s (Σ_{i∋s} x_i)² − Σ_g (Σ_{i∈g} x_i)²."
+    a, b = ids[:, 0], ids[:, 1]
+    two = a != b                                                            # one text twice: on one sentence only
+    by_sentence = np.bincount(np.r_[a, b[two]], weights=np.r_[x, x[two]])
+    key = np.minimum(a, b)[two] * (int(ids.max()) + 1) + np.maximum(a, b)[two]   # the unordered set {a, b}
+    by_group = np.bincount(np.unique(key, return_inverse=True)[1].ravel(), weights=x[two])
+    return float(by_sentence @ by_sentence - by_group @ by_group)
+
 # %% ../nbs/92a_intervals.ipynb #pd00b
-def _pair_parts(D: np.ndarray) -> tuple[float, float]:
-    "V_pair of the seed mean and the within-seed pair noise w of each d_s, from contributions D [seeds, pairs]."
+def _pair_parts(D: np.ndarray, ids: np.ndarray | None = None) -> tuple[float, float]:
+    """V_pair of the seed mean and the within-seed pair noise w of each d_s, from contributions D [seeds, pairs].
+    With sentence ids [pairs, 2] each n·Var is the sentence-sharing sum Σ_ij K_ij x_i x_j of the centred x; K is not
+    positive semi-definite, so a sum below 0 counts as 0 (no variance from the pairs)."""
     S, n = D.shape
-    v_pair = float(D.mean(0).var() / n)                                      # Var_i(mean_s D_si) / n
-    w = float((D - D.mean(0)).var(axis=1).mean() / n * S / (S - 1)) if S > 1 else 0.0
-    return v_pair, w
+    if ids is None:
+        v_pair = float(D.mean(0).var() / n)                                  # Var_i(mean_s D_si) / n
+        w = float((D - D.mean(0)).var(axis=1).mean() / n * S / (S - 1)) if S > 1 else 0.0
+        return v_pair, w
+    q = lambda x: max(0.0, _sharing_sum(x - x.mean(), ids)) / n ** 2       # Σ_ij K_ij x_i x_j / n²
+    w = float(np.mean([q(r) for r in D - D.mean(0)]) * S / (S - 1)) if S > 1 else 0.0
+    return q(D.mean(0)), w
+
+# %% ../nbs/92a_intervals.ipynb #sh03
+def _check_sentence_ids(sentences, gold: dict) -> dict:
+    "task -> [n_t, 2] int sentence ids from `sentences` (None: {}), one entry per task of gold, of that task's length."
+    if sentences is None: return {}
+    check_type(sentences, "sentences", dict, "None or a dict task -> sentence ids [n, 2] or (sentences1, sentences2)")
+    if set(sentences) != set(gold):
+        raise ValueError(f"sentences has tasks {sorted(sentences, key=str)}, gold has {sorted(gold)}: give one entry "
+                         "per task")
+    out = {}
+    for t, v in sentences.items():
+        name = f"sentences[{t!r}]"
+        if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(s, (list, tuple)) and len(s) > 0
+                                                                and isinstance(s[0], str) for s in v):
+            v = _sentence_ids(*v, names=(f"{name}[0]", f"{name}[1]"))      # (sentences1, sentences2)
+        ids = check_float_array(v, name)
+        if ids.shape != (len(gold[t]), 2):
+            raise ValueError(f"{name} must be [{len(gold[t])}, 2] sentence ids, one row per pair of gold[{t!r}], "
+                             f"got shape {ids.shape}")
+        if (ids < 0).any() or (ids != np.round(ids)).any(): raise ValueError(f"{name} must hold int ids >= 0")
+        out[t] = np.unique(ids, return_inverse=True)[1].reshape(ids.shape).astype(np.int64)   # ids 0..m−1
+    return out
 
 # %% ../nbs/92a_intervals.ipynb #pd01
 def _task_difference(g, A: list[dict], B: list[dict], t: str, S: int) -> tuple:
-    "d_s ×100 on task t, V_pair and w (influence values), each system's mean ρ×100, the pair count."
+    "d_s ×100 on task t, the contributions D [seeds, pairs] (influence values), each system's mean ρ×100, the pairs."
     gt, d, D, ra, rb = _gold_terms(g), [], [], [], []
     for s in range(S):
         rho_a, IF_a = _spearman_if(A[min(s, len(A) - 1)][t], gt)
@@ -222,7 +316,11 @@ def _task_difference(g, A: list[dict], B: list[dict], t: str, S: int) -> tuple:
         D.append(100 * (IF_a - IF_b))                                   # pair i's contribution to d_s
         ra.append(100 * rho_a)
         rb.append(100 * rho_b)
-    return (np.array(d), *_pair_parts(np.stack(D)), float(np.mean(ra)), float(np.mean(rb)), len(g))
+    return np.array(d), np.stack(D), float(np.mean(ra)), float(np.mean(rb)), len(g)
+
+def _same_model(A: list[dict], B: list[dict], S: int, tol: float = 1e-6) -> bool:
+    "Whether every seed's predictions of A and B agree within tol on every pair of every task."
+    return all(np.abs(A[min(s, len(A) - 1)][t] - B[min(s, len(B) - 1)][t]).max() <= tol for s in range(S) for t in A[0])
 
 # %% ../nbs/92a_intervals.ipynb #pd02
 def _combine_tasks(seed_d: dict, v_pair: dict, w: dict, scores: dict, level: float, power: float) -> tuple[dict, dict]:
@@ -235,16 +333,27 @@ def _combine_tasks(seed_d: dict, v_pair: dict, w: dict, scores: dict, level: flo
                                            sum(w.values()) / T ** 2)
 
 # %% ../nbs/92a_intervals.ipynb #pd03
-def paired_difference(gold, pred_a, pred_b, level: float = 0.95, power: float = 0.8) -> dict:
-    "Spearman×100 differences A − B per task and on the task average, each with its two-level interval."
+def _shared_part(v_pair: float, w: float, S: int) -> float:
+    "V_sh = max(0, V_pair − w/S), the pairs part all seeds share (one seed: V_pair)."
+    return max(0.0, v_pair - w / S) if S > 1 else v_pair
+
+def paired_difference(gold, pred_a, pred_b, level: float = 0.95, power: float = 0.8, sentences=None) -> dict:
+    """Spearman×100 differences A − B per task and on the task average, each with its two-level interval. `sentences`
+    (task -> [n, 2] ids of `sentence_ids`, or (sentences1, sentences2)): the pairs part counts shared sentences."""
     gold, A, B = _check_paired_args(gold, pred_a, pred_b, level)            # task -> g; seeds of task -> ŷ
-    S = max(len(A), len(B))
-    seed_d, v_pair, w, scores = {}, {}, {}, {}
+    ids, S = _check_sentence_ids(sentences, gold), max(len(A), len(B))
+    seed_d, v_pair, w, iid, scores = {}, {}, {}, {}, {}
     for t, g in gold.items():
-        seed_d[t], v_pair[t], w[t], *scores[t] = _task_difference(g, A, B, t, S)
+        seed_d[t], D, *scores[t] = _task_difference(g, A, B, t, S)
+        (v_pair[t], w[t]), iid[t] = _pair_parts(D, ids.get(t)), _pair_parts(D)
     tasks, avg = _combine_tasks(seed_d, v_pair, w, scores, level, power)
+    for t in tasks: tasks[t]["se_pair_iid"] = math.sqrt(_shared_part(*iid[t], S))
+    T = len(gold)
+    avg["se_pair_iid"] = math.sqrt(_shared_part(sum(v for v, _ in iid.values()) / T ** 2,
+                                                sum(x for _, x in iid.values()) / T ** 2, S))
+    method = "pairs sharing sentences (influence function)" if ids else "pairs (influence function)"
     return {"tasks": tasks, "avg": avg, "n_seeds": S, "n_pairs": int(sum(len(g) for g in gold.values())),
-            "level": level, "method": "pairs (influence function)" + (" + seeds (t)" if S > 1 else "")}
+            "level": level, "method": method + (" + seeds (t)" if S > 1 else ""), "same_model": _same_model(A, B, S)}
 
 # %% ../nbs/92a_intervals.ipynb #c008
 def _draw_ranks(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -278,7 +387,8 @@ def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, le
         g_ranks = _draw_ranks(g, counts)
         rho = lambda P, s: _weighted_corr(_draw_ranks(P[min(s, len(P) - 1)][t], counts), g_ranks, counts)
         v_pair[t] = float((np.mean([rho(A, s) - rho(B, s) for s in range(S)], axis=0) * 100).var(ddof=1))
-        seed_d[t], _, w[t], *scores[t] = _task_difference(g, A, B, t, S)
+        seed_d[t], D, *scores[t] = _task_difference(g, A, B, t, S)
+        w[t] = _pair_parts(D)[1]
     tasks, avg = _combine_tasks(seed_d, v_pair, w, scores, level, power)
     return {"tasks": tasks, "avg": avg, "n_boot": n_boot, "n_seeds": S, "n_pairs": int(sum(map(len, gold.values()))),
             "level": level, "method": "pairs (bootstrap) + seeds (t)" if S > 1 else "pairs (bootstrap)"}
@@ -321,13 +431,6 @@ def paired_task_items(a: dict, b: dict, level: float = 0.95, power: float = 0.8,
             "level": level, "method": "items" + (" + seeds (t)" if S > 1 else "")}
 
 # %% ../nbs/92a_intervals.ipynb #pl01
-def _detect(var_pair: float, var_seed: float, S: int, level: float, power: float) -> float:
-    "Smallest detectable difference with the shared pair variance and s²_d at S seeds (ν by Welch–Satterthwaite)."
-    v_seed = var_seed / S if S > 1 else 0.0
-    se = math.sqrt(var_pair + v_seed)
-    nu = math.inf if v_seed == 0 else se ** 4 / (v_seed ** 2 / (S - 1))
-    return float((stats.t.ppf((1 + level) / 2, nu) + stats.t.ppf(power, nu)) * se)
-
 def settle_plan(r: dict, effect: float, n_pairs: int, max_seeds: int = 1000, max_factor: float = 1000.0) -> dict:
     "Seeds (at these pairs) and pairs (at these seeds) that detect `effect` at r's level and power; None: impossible."
     _check_plan(r, effect, n_pairs)

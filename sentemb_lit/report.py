@@ -4,17 +4,21 @@
 
 # %% ../nbs/92_report.ipynb #c002
 from __future__ import annotations
-import datetime, math, os, platform, re
+import datetime, functools, math, os, platform, re
 from pathlib import Path
-from .checks import check_choice, check_flag, check_number, check_path, check_type
+from .checks import check_choice, check_flag, check_number, check_path, check_positive_int, check_type
 from .io import atomic_write_text, read_json_verified
-from .intervals import VERDICTS, settle_plan, verdict
-from .predictions import verify_predictions
-from .claims import read_claims as _read_claims
+import numpy as np
+from .intervals import (VERDICTS, holm, paired_difference, paired_task_items, sentence_ids, settle_plan,
+                                   verdict)
+from .data import STS_TASKS, load_sts
+from .predictions import load_predictions, prediction_info, verify_predictions
+from .claims import read_claims as _read_claims, read_sesoi as _read_sesoi
 
 # %% auto #0
-__all__ = ['RULE', 'finding', 'bootstrap_finding', 'seed_finding', 'correlation_finding', 'verdict_table', 'measured_tables',
-           'build_details', 'headline_verdicts', 'build_report', 'write_reports']
+__all__ = ['MIN_SEEDS', 'ADJUSTABLE', 'RULE', 'RULE_V1', 'finding', 'bootstrap_finding', 'seed_finding', 'correlation_finding',
+           'apply_rule', 'rederive', 'verdict_table', 'measured_tables', 'judged_findings', 'build_details',
+           'headline_verdicts', 'build_report', 'write_reports']
 
 # %% ../nbs/92_report.ipynb #ic05
 def _check_finding_args(claim, numbers: dict) -> None:
@@ -22,6 +26,14 @@ def _check_finding_args(claim, numbers: dict) -> None:
     if not isinstance(claim, str) or not claim.strip(): raise ValueError("claim must be a non-empty string")
     for name, v in numbers.items():
         check_number(v, name, optional=True)
+    if numbers.get("p") is not None: check_number(numbers["p"], "p", ge=0, le=1)
+
+def _check_labels(family, claim_type, note) -> None:
+    "A finding's family and claim type (a name or None) and its note (words, possibly empty)."
+    for name, v in (("family", family), ("claim_type", claim_type)):
+        if v is not None and (not isinstance(v, str) or not v.strip()):
+            raise TypeError(f"{name} must be a non-empty string or None, got {type(v).__name__}: {v!r:.60}")
+    check_type(note, "note", str)
 
 def _check_result(x, name: str, keys: tuple, what: str) -> dict:
     "`x` if it is a dict holding `keys` (a result of `what`); else a TypeError or ValueError naming `name`."
@@ -42,11 +54,11 @@ def _check_findings(findings) -> list[dict]:
         check_type(f["claim"], f"findings[{i}]['claim']", str)
     return findings
 
-# %% ../nbs/92_report.ipynb #c024
-def _fmt(v, signed=False) -> str:
-    "Two decimals, or three when two would print a non-zero number as 0.00."
+# %% ../nbs/92_report.ipynb #c024a
+def _fmt(v, signed=False, digits=None) -> str:
+    "Two decimals (or `digits`), or three when two would print a non-zero number as 0.00."
     if v is None: return "—"
-    digits = 3 if v != 0 and abs(v) < 0.005 else 2
+    digits = digits or (3 if v != 0 and abs(v) < 0.005 else 2)
     return f"{v:+.{digits}f}" if signed else f"{v:.{digits}f}"
 
 def _settle_text(p: dict) -> str:
@@ -55,57 +67,191 @@ def _settle_text(p: dict) -> str:
     pairs = f"{p['pairs']:,} pairs" if p.get("pairs") else "no number of pairs (seed noise alone is too large)"
     return f"the paper's {p['effect']:+.2f} needs {seeds} at these pairs, or {pairs} at these seeds"
 
+def _equality_verdict(lo, hi, equals: float, e: float = 0.0) -> str:
+    """An equality claim (ours = `equals`, e.g. a cost ratio): holds when [lo, hi] lies within equals ± e, does not hold
+    when it lies wholly outside, else inconclusive; needs rerun without an interval."""
+    if verdict(lo, hi) == "needs rerun": return "needs rerun"
+    dlo, dhi = lo - equals, hi - equals
+    return "holds" if -e <= dlo and dhi <= e else "does not hold" if dlo > e or dhi < -e else "inconclusive"
+
+# %% ../nbs/92_report.ipynb #c024
 def finding(claim: str, paper=None, ours=None, lo=None, hi=None, direction: int = 1, basis: str = "",
-            unit: str = "points", mde=None, settle: dict | None = None) -> dict:
-    "A checked claim: paper vs ours, the 95 % CI of ours, the verdict by the rule, and a sentence with the numbers."
-    _check_finding_args(claim, {"paper": paper, "ours": ours, "lo": lo, "hi": hi, "mde": mde})
-    v = verdict(lo, hi, direction)
+            unit: str = "points", mde=None, settle: dict | None = None, p=None, family: str | None = None,
+            claim_type: str | None = None, note: str = "", equals=None) -> dict:
+    """A checked claim: paper vs ours, the 95 % CI of ours, the p-value of the same statistic, the verdict before any
+    family adjustment (`apply_rule` makes it when a report is built), and a sentence with the numbers. `family`: the
+    claims adjusted together (default: the results file); `claim_type`: whose smallest effect of interest applies;
+    `note`: what the verdict rests on (e.g. seeds that never left their starting weights); `equals`: the claim is that
+    ours equals this value (a ratio against its stated value), judged within the claim type's smallest effect."""
+    _check_finding_args(claim, {"paper": paper, "ours": ours, "lo": lo, "hi": hi, "mde": mde, "p": p,
+                                "equals": equals})
+    _check_labels(family, claim_type, note)
+    v = verdict(lo, hi, direction) if equals is None else _equality_verdict(lo, hi, equals)
     ci = f"95 % CI {_fmt(lo, True)} to {_fmt(hi, True)}" if v != "needs rerun" else "no interval in the stored run"
     evidence = f"ours {_fmt(ours, True)} {unit} ({ci}{'; ' + basis if basis else ''})"
+    if p is not None: evidence += f"; p = {p:.2g}"
+    if equals is not None: evidence += f"; the claim: ours = {equals:g}"
     if paper is not None: evidence += f"; paper {_fmt(paper, True)}"
     if mde is not None: evidence += f"; detectable at 80 % power: ±{mde:.2f}"
     if settle: evidence += "; " + _settle_text(settle)
+    if note: evidence += f"; {note}"
     return {"claim": claim, "paper": paper, "ours": ours, "lo": lo, "hi": hi, "direction": direction, "mde": mde,
-            "settle": settle,
+            "settle": settle, "p": p, "family": family, "claim_type": claim_type, "note": note, "rule": 2,
+            **({"equals": equals} if equals is not None else {}),
             "verdict": v, "holds": {"holds": True, "does not hold": False}.get(v), "evidence": evidence}
 
 # %% ../nbs/92_report.ipynb #c026
 _BOOT = "a result of paired_difference, paired_bootstrap or paired_items"
+MIN_SEEDS = 3       # the fewest training seeds at which 93_coverage shows the interval's coverage (3 and 5)
 
 def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, task: str = "avg",
-                      trained: bool = False) -> dict:
+                      trained: bool = False, family: str | None = None, claim_type: str | None = None,
+                      note: str = "") -> dict:
     """A `finding` from `paired_difference`, `paired_bootstrap` or `paired_items` (the task average by default).
-    `trained`: the systems were trained, so with one seed the interval counts the test pairs and not training noise:
-    the finding shows it and reads *needs rerun* (no verdict before two seeds)."""
+    `trained`: the systems were trained, so a verdict needs MIN_SEEDS seeds; with fewer it reads *needs more seeds*.
+    Two sides whose per-pair predictions agree within 1e-6 (`same_model`) read *same model*, with no interval."""
     _check_result(boot, "boot", ("n_seeds",), _BOOT)
     if "tasks" in boot and task != "avg": check_choice(task, "task", check_type(boot["tasks"], "boot['tasks']", dict))
     r = boot if "tasks" not in boot else boot.get("avg") if task == "avg" else boot["tasks"][task]
     _check_result(r, "boot" if r is boot else f"boot[{task!r}]", ("diff", "lo", "hi"), _BOOT)
-    n = boot.get("n_items") or r.get("n_pairs") or boot.get("n_pairs")
+    n, S = boot.get("n_items") or r.get("n_pairs") or boot.get("n_pairs"), boot["n_seeds"]
     if not n: raise ValueError("boot must be a result of paired_difference, paired_bootstrap or paired_items")
-    df = f"{r['df']:.1f} df" if r.get("df") is not None else "pairs only"
-    seeds = f" × {boot['n_seeds']} seeds (t, {df})" if boot["n_seeds"] > 1 else ", one seed"
+    seeds = f" × {S} seeds (t with {S - 1} df for the seed part)" if S > 1 else ", one seed"
     basis = f"{boot.get('method', 'paired')} over {n:,} {'items' if 'n_items' in boot else 'pairs'}" + seeds
-    one_seed = check_flag(trained, "trained") and boot["n_seeds"] < 2
-    settle = settle_plan(r, paper, n) if paper and not one_seed else None
-    f = finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis, mde=r.get("mde"), settle=settle)
-    if not one_seed: return f
-    return f | {"verdict": "needs rerun", "holds": None,
-                "evidence": f["evidence"] + "; one seed: training noise is not counted, so no verdict before two seeds"}
+    few, same = check_flag(trained, "trained") and S < MIN_SEEDS, bool(boot.get("same_model"))
+    settle = settle_plan(r, paper, n) if paper and not (few or same) else None
+    f = finding(claim, paper, r["diff"], r["lo"], r["hi"], direction, basis, mde=r.get("mde"), settle=settle,
+                p=r.get("p"), family=family, claim_type=claim_type, note=note)
+    if same:
+        return f | {"verdict": "same model", "holds": None, "lo": None, "hi": None, "p": None, "mde": None,
+                    "evidence": f"every per-pair prediction of the two sides agrees within 1e-6, at every seed: "
+                                f"one model, so no interval ({basis})"}
+    if few:
+        return f | {"verdict": "needs more seeds", "holds": None, "p": None,
+                    "evidence": f["evidence"] + f"; {S} seed(s) of trained systems: the interval's coverage is shown "
+                                f"from {MIN_SEEDS} seeds, so {MIN_SEEDS - S} more seed(s) before a verdict"}
+    return f
 
 # %% ../nbs/92_report.ipynb #d1f938a0
-def seed_finding(claim: str, cmp: dict, paper=None, direction: int = 1) -> dict:
-    "A `finding` from a `seed_comparison` (paired t interval over seeds)."
+def seed_finding(claim: str, cmp: dict, paper=None, direction: int = 1, family: str | None = None,
+                 claim_type: str | None = None, note: str = "") -> dict:
+    "A `finding` from a `seed_comparison` (paired t interval over seeds, and its p-value)."
     _check_result(cmp, "cmp", ("n_seeds", "p", "diff", "lo", "hi"), "a result of seed_comparison")
     basis = f"paired t over {cmp['n_seeds']} seeds, p = {cmp['p']:.3g}" if cmp["p"] is not None else "one seed"
-    return finding(claim, paper, cmp["diff"], cmp["lo"], cmp["hi"], direction, basis)
+    return finding(claim, paper, cmp["diff"], cmp["lo"], cmp["hi"], direction, basis, p=cmp["p"],
+                   family=family, claim_type=claim_type, note=note)
 
 # %% ../nbs/92_report.ipynb #abbbb385
-def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1) -> dict:
-    "A `finding` from a `correlation_ci` (the correlation itself is the claimed quantity)."
+def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1, family: str | None = None,
+                        claim_type: str | None = "correlation", note: str = "") -> dict:
+    "A `finding` from a `correlation_ci` (the correlation itself is the claimed quantity), with its p-value."
     _check_result(c, "c", ("n", "p", "rho", "lo", "hi"), "a result of correlation_ci")
     basis = f"Spearman over {c['n']} points, p = {c['p']:.3g}"
-    return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)")
+    return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)", p=c["p"], family=family,
+                   claim_type=claim_type, note=note)
+
+# %% ../nbs/92_report.ipynb #ar01
+ADJUSTABLE = ("holds", "does not hold", "inconclusive", "negligible")     # the verdicts an interval decides
+
+def _sesoi_of(sesoi: dict, kind) -> float:
+    "The smallest effect of interest of claim type `kind` (0 when unknown): a number or read_sesoi's entry."
+    e = sesoi.get(kind, 0.0) if kind is not None else 0.0
+    return float(e["value"] if isinstance(e, dict) else e)
+
+def apply_rule(findings: list[dict], sesoi: dict | None = None, alpha: float = 0.05) -> list[dict]:
+    """The verdicts a report prints: Holm within each family (`family`, else "all") over the findings with a p-value,
+    and *negligible* inside the claim type's smallest effect of interest (`sesoi`: claim type -> value or
+    `read_sesoi` entry). Each keeps `verdict_unadjusted`; findings of the earlier rule pass through unchanged."""
+    findings, sesoi = _check_findings(findings), check_type({} if sesoi is None else sesoi, "sesoi", dict)
+    check_number(alpha, "alpha", gt=0, lt=1)
+    for k in sesoi: check_number(_sesoi_of(sesoi, k), f"sesoi[{k!r}]", ge=0)
+    new = [i for i, f in enumerate(findings) if f.get("rule", 1) >= 2 and f.get("verdict") in ADJUSTABLE]
+    fam = lambda f: f.get("family") or "all"
+    groups = {}
+    for i in (i for i in new if findings[i].get("p") is not None): groups.setdefault(fam(findings[i]), []).append(i)
+    adj = {i: (q, len(ix)) for ix in groups.values() for i, q in zip(ix, holm([findings[i]["p"] for i in ix]))}
+    out = list(findings)
+    for i in new:
+        f = findings[i]
+        e, d, (q, m) = _sesoi_of(sesoi, f.get("claim_type")), f.get("direction", 1), adj.get(i, (None, None))
+        un = verdict(f["lo"], f["hi"], d, sesoi=e) if f.get("equals") is None else _equality_verdict(
+            f["lo"], f["hi"], f["equals"], e)
+        v = un if q is None or f.get("equals") is not None else verdict(f["lo"], f["hi"], d, sesoi=e, p=q)
+        out[i] = f | {"verdict": v, "verdict_unadjusted": un, "p_holm": q, "family": fam(f), "family_size": m,
+                      "sesoi": e, "holds": {"holds": True, "does not hold": False}.get(v)}
+    return out
+
+# %% ../nbs/92_report.ipynb #rd01
+def _inputs_files(inputs: dict, run_dir: Path, project: Path) -> tuple:
+    "((gold, seeds, info) of side a, the same of side b): each file verified against its manifest when read."
+    out = []
+    for side in ("a", "b"):
+        spec = check_type(inputs.get(side), f"inputs[{side!r}]", dict, "a dict {run, name}")
+        where = spec.get("run")
+        if where is not None:
+            check_type(where, f"inputs[{side!r}]['run']", str, "a folder relative to the project, or None")
+            if Path(where).is_absolute() or ".." in Path(where).parts:
+                raise ValueError(f"inputs[{side!r}]['run'] must be a folder inside the project, got {where!r}")
+        run = run_dir if where is None else project / where
+        gold, seeds = load_predictions(run, spec.get("name"))
+        out.append((gold, seeds, prediction_info(run, spec["name"])))
+    return tuple(out)
+
+@functools.lru_cache(maxsize=32)
+def _sts_ids(task: str, split: str, variant: str, root) -> tuple[np.ndarray, np.ndarray]:
+    "(gold scores, sentence ids) of one STS file, read once per process and data root."
+    d = load_sts(task, split, variant)
+    out = (d.scores.copy(), sentence_ids(d.sentences1, d.sentences2))
+    for a in out: a.flags.writeable = False                              # shared by every caller: read-only
+    return out
+
+def _sentences_of(gold: dict, info: dict) -> dict | None:
+    """task -> sentence ids of the pairs, from the STS files whose gold scores equal these; None when a task's pairs
+    are not those of its file (a subsample). Without the STS files, an error naming SENTEMB_DATA."""
+    ids = {}
+    for t, g in gold.items():
+        if t not in STS_TASKS: return None                              # not an STS test set: no sentences to share
+        try: scores, tid = _sts_ids(t, info.get("split") or "test", info.get("variant") or "original",
+                                    os.environ.get("SENTEMB_DATA"))
+        except (FileNotFoundError, OSError) as e:
+            raise FileNotFoundError(f"counting the test pairs of {t!r} that share a sentence needs the STS files "
+                                    f"(set SENTEMB_DATA to the data folder): {e}") from None
+        if len(scores) != len(g) or not np.array_equal(scores, g): return None
+        ids[t] = tid
+    return ids
+
+# %% ../nbs/92_report.ipynb #rd02
+def _item_scores(gold: dict, seeds: list, tasks: list, items: str) -> dict:
+    "task -> [seeds, n] item scores: 0/1 correct, or (MTEB) the share of a task's experiments 'Task@k' correct."
+    correct = {t: np.stack([s[t] == gold[t] for s in seeds]).astype(float) for t in gold}
+    if items == "correct": return {t: correct[t] for t in tasks}
+    if items != "mteb_share": raise ValueError(f"inputs['items'] must be 'correct' or 'mteb_share', got {items!r}")
+    return {t: np.mean([correct[k] for k in correct if k.split("@")[0] == t], axis=0) for t in tasks}
+
+def rederive(f: dict, run_dir, project) -> dict:
+    """Finding `f` recomputed from its inputs (the committed predictions it names) by today's intervals: the same claim,
+    paper, direction, family, claim type, note and status; numbers, p-value and verdict of today."""
+    inputs = check_type(f.get("inputs"), "f['inputs']", dict, "a dict (the finding's inputs)")
+    run_dir, project = check_path(run_dir, "run_dir"), check_path(project, "project")
+    (ga, A, ia), (gb, B, ib) = _inputs_files(inputs, Path(run_dir), Path(project))
+    tasks = list(check_type(inputs.get("tasks"), "inputs['tasks']", list, "a list of task names"))
+    if inputs.get("kind") == "items":
+        a, b = (_item_scores(g, S, tasks, inputs.get("items")) for g, S in ((ga, A), (gb, B)))
+        r = paired_task_items(a, b)
+    else:
+        bad = [t for t in tasks if t not in ga or t not in gb or not np.array_equal(ga[t], gb[t])]
+        if bad: raise ValueError(f"inputs: the two files do not hold the same gold scores for {bad}")
+        k = check_positive_int(inputs.get("stride", 1), "inputs['stride']")   # every k-th pair (a smoke table)
+        gold = {t: ga[t][::k] for t in tasks}
+        ids = _sentences_of(gold, ia)
+        pick = lambda seeds: [{t: s[t][::k] for t in tasks} for s in seeds]
+        r = paired_difference(gold, pick(A), pick(B), sentences=ids)
+        if ids is None: r["method"] += " — pairs treated as independent (no STS file holds exactly these pairs)"
+    trained = check_flag(inputs.get("trained", max(len(A), len(B)) > 1), "inputs['trained']")   # trained systems?
+    new = bootstrap_finding(f["claim"], r, f.get("paper"), f.get("direction", 1), task=inputs.get("what", "avg"),
+                            trained=trained, family=f.get("family"), claim_type=f.get("claim_type"),
+                            note=f.get("note", ""))
+    return new | {k: f[k] for k in ("status", "inputs") if k in f}
 
 # %% ../nbs/92_report.ipynb #c030
 def _normalise_finding(f: dict) -> dict:
@@ -113,14 +259,20 @@ def _normalise_finding(f: dict) -> dict:
     if f.get("verdict") in VERDICTS: return f
     return f | {"verdict": verdict(f.get("lo"), f.get("hi"), f.get("direction", 1))}
 
+def _p(v) -> str: return "—" if v is None else f"{v:.2g}"
+
 def verdict_table(findings: list[dict]) -> str:
-    "Markdown table: claim | paper | ours | 95 % CI | smallest detectable difference | verdict."
+    """Markdown table: claim | paper | ours | 95 % CI (unadjusted) | p | Holm p (family, size) | smallest detectable
+    difference | verdict without adjustment | verdict."""
     findings = _check_findings(findings)
-    lines = ["| claim | paper | ours | 95 % CI | detectable (80 %) | verdict |", "|---|---|---|---|---|---|"]
+    lines = ["| claim | paper | ours | 95 % CI (unadjusted) | p | Holm p (family, size) | detectable (80 %) | "
+             "verdict, unadjusted | verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for f in map(_normalise_finding, findings):
         ci = f"{_fmt(f.get('lo'), True)} … {_fmt(f.get('hi'), True)}" if f.get("lo") is not None else "—"
         mde = f"±{_fmt(f['mde'])}" if f.get("mde") is not None else "—"
-        lines.append(f"| {f['claim']} | {_fmt(f.get('paper'), True)} | {_fmt(f.get('ours'), True)} | {ci} | {mde} | "
+        holm_p = f"{_p(f['p_holm'])} ({f['family']}, {f['family_size']})" if f.get("p_holm") is not None else "—"
+        lines.append(f"| {f['claim']} | {_fmt(f.get('paper'), True)} | {_fmt(f.get('ours'), True)} | {ci} | "
+                     f"{_p(f.get('p'))} | {holm_p} | {mde} | {f.get('verdict_unadjusted', f['verdict'])} | "
                      f"**{f['verdict']}** |")
     return "\n".join(lines) + "\n"
 
@@ -185,6 +337,29 @@ def _links(run_dir: Path, paper_dir: Path, dest: Path) -> dict:
     notes = rel(paper_dir / "NOTES.md") if (paper_dir / "NOTES.md").exists() else None
     return {"run": rel(run_dir), "notes": notes, "claims": rel(paper_dir / "claims.csv"), "details": "DETAILS.md"}
 
+# %% ../nbs/92_report.ipynb #c034r
+RULE = ("Rule: ours is the paired difference A − B on the same test pairs (and, for trained systems, over training "
+        "seeds) with its 95 % interval, unadjusted; the interval's target is the difference on new test pairs drawn "
+        "like these and new training seeds of the same recipe, not the difference on this benchmark. Within each "
+        "family of claims the p-value of the same statistic is adjusted by Holm: *holds* / *does not hold* when the "
+        "adjusted p is below 0.05 with the difference in / against the paper's direction, *negligible* when the whole "
+        "interval lies within the claim type's smallest effect of interest, else *inconclusive*; an equality claim (a "
+        "cost ratio against its stated value) *holds* when its interval lies within the stated value ± that effect "
+        "and *does not hold* when it lies wholly outside; *same model* when the "
+        "two sides' per-pair predictions agree within 1e-6 (no interval); *needs more seeds* when trained systems have "
+        f"fewer than {MIN_SEEDS} seeds (the fewest whose coverage is shown); *needs rerun* where the stored run has no "
+        "interval.")
+RULE_V1 = ("Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not "
+           "hold* when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no "
+           "interval, or a trained comparison has one seed (its interval then counts the test pairs, not training "
+           "noise).")                                                     # the rule of findings stored before rule 2
+
+def _rule_lines(findings: list[dict], sesoi: dict) -> list[str]:
+    "The rule the findings were judged by, and (rule 2) each claim type's smallest effect of interest."
+    if not any(f.get("rule", 1) >= 2 for f in findings): return [RULE_V1, ""]
+    kinds = [f"{k} ±{e['value']:g} {e['unit']} ({e['source']})" for k, e in sesoi.items()]
+    return [RULE, ""] + ([f"Smallest effects of interest (claims.csv): {'; '.join(kinds)}.", ""] if kinds else [])
+
 # %% ../nbs/92_report.ipynb #c034b
 def _header(paper: str, profile: str, title, shown: str, results: list[dict], links: dict, what: str) -> list[str]:
     "The title, what was run and where the record is, and each results file's one-line summary."
@@ -195,9 +370,22 @@ def _header(paper: str, profile: str, title, shown: str, results: list[dict], li
            f"per-pair predictions). Paper numbers: [claims.csv]({links['claims']}){notes}.", ""]
     return out + [f"> {r['meta']['summary']}\n" for r in results if r.get("meta", {}).get("summary")]
 
-RULE = ("Rule: *holds* when the 95 % CI of the paired difference excludes 0 in the paper's direction, *does not hold* "
-        "when it excludes 0 the other way, else *inconclusive*; *needs rerun* where the stored run has no interval, or "
-        "a trained comparison has one seed (its interval then counts the test pairs, not training noise).")
+def _judged(results: list[dict], run_dir: Path, paper_dir: Path, sesoi: dict) -> list[dict]:
+    "The findings of `results` recomputed from the committed predictions they name, then judged by the rule."
+    project, findings = paper_dir.parent.parent, []                       # papers/<paper> -> the project
+    for res in results:
+        for f in (rederive(f, run_dir, project) if f.get("inputs") else f for f in res.get("findings", [])):
+            findings.append(f | {"family": f.get("family") or res["name"]} if f.get("rule", 1) >= 2 else f)
+    return apply_rule(findings, sesoi)
+
+def judged_findings(run_dir, paper_dir, statuses: list[dict] | None = None) -> list[dict]:
+    """Every finding of a stored run as its reports judge it: recomputed from the committed predictions it names, the
+    family's Holm adjustment and the smallest effects of interest of `paper_dir`'s claims.csv applied."""
+    run_dir, paper_dir = check_path(run_dir, "run_dir"), check_path(paper_dir, "paper_dir")
+    statuses = [{"notebook": p.name, "status": "ok"} for p in sorted(run_dir.glob("[0-9]*.ipynb"))] \
+        if statuses is None else _check_records(statuses, "statuses", ("notebook", "status"), "a notebook status")
+    verify_predictions(run_dir)
+    return _judged(_results_of(run_dir, statuses), run_dir, paper_dir, _read_sesoi(paper_dir))
 
 def _gather(paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest_dir, what: str) -> tuple:
     "What both reports start from: the verified record, its links, claims, results, findings and the header lines."
@@ -207,10 +395,10 @@ def _gather(paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest
     _check_records(statuses, "statuses", ("notebook", "status"), "a notebook status")
     verify_predictions(run_dir)                                 # the per-pair record must match its manifest
     links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
-    claims, results = _read_claims(paper_dir), _results_of(run_dir, statuses)
-    findings = [f for r in results for f in r.get("findings", [])]
+    claims, results, sesoi = _read_claims(paper_dir), _results_of(run_dir, statuses), _read_sesoi(paper_dir)
+    findings = _judged(results, run_dir, paper_dir, sesoi)
     out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, what)
-    return run_dir, links, claims, results, findings, out
+    return run_dir, links, claims, results, findings, out + ["<!-- rule -->"] + _rule_lines(findings, sesoi)
 
 # %% ../nbs/92_report.ipynb #c034c
 def build_details(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
@@ -218,7 +406,8 @@ def build_details(paper: str, profile: str, run_dir, statuses: list[dict], paper
     "DETAILS.md: every verdict with its interval, the notebooks, each table once, deviations, every figure."
     run_dir, links, claims, results, findings, out = _gather(paper, profile, run_dir, statuses, paper_dir,
                                                               shown_dir, title, dest_dir, "details")
-    out += ["## Verdicts", "", RULE, ""]
+    i = out.index("<!-- rule -->")
+    out = out[:i] + ["## Verdicts", ""] + out[i + 1:]
     out += [verdict_table(findings) if findings else "No claims were checked by this run.", "", "## Notebooks", ""]
     out += _status_table(statuses)
     for res in results:
@@ -236,6 +425,18 @@ def _split_claim(claim: str) -> tuple[str, str]:
     m = re.match(r"^(.*\S)\s*\[([^\[\]]+)\]$", claim)
     return (m[1], m[2]) if m else (claim, "")
 
+def _ours_ci(f: dict) -> str:
+    "' ours [lo, hi]', ' ours (exact)' for a zero-width interval, '' without one; Holm's p and what it rests on."
+    if f.get("lo") is None or f["verdict"] in ("same model", "needs rerun"): out = ""
+    elif f["lo"] == f["hi"]: out = f" {_fmt(f.get('ours'), True)} (exact)"
+    else:                                            # three decimals where two would blur an interval under 0.1
+        k = 3 if max(abs(f["lo"]), abs(f["hi"])) < 0.1 else None
+        out = f" {_fmt(f.get('ours'), True, k)} [{_fmt(f['lo'], True, k)}, {_fmt(f['hi'], True, k)}]"
+    if f["verdict"] == "negligible": out += f" within ±{f['sesoi']:g}"
+    if f.get("equals") is not None: out += f" against the stated {f['equals']:g} ± {f.get('sesoi', 0):g}"
+    if f.get("p_holm") is not None: out += f", Holm p {_p(f['p_holm'])} ({f['family']}, {f['family_size']})"
+    return out + (f" — {f['note']}" if f.get("note") else "")
+
 def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
     """One line per claim: its verdict at each model size / task, with ours and the 95 % CI; a finding's `status`
     (e.g. "not tested: training never improved dev") stands beside its verdict."""
@@ -243,11 +444,11 @@ def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
     for f in map(_normalise_finding, findings):
         claim, label = _split_claim(f["claim"])
         groups.setdefault(claim, []).append((label, f))
-    ci = lambda f: "" if f.get("lo") is None else f" {_fmt(f.get('ours'), True)} [{_fmt(f['lo'], True)}, " \
-                                                   f"{_fmt(f['hi'], True)}]"
     status = lambda f: f" ({f['status']})" if f.get("status") else ""
-    one = lambda label, f: f"{label + ': ' if label else ''}**{f['verdict']}**{status(f)}{ci(f)}"
-    out = ["| claim | verdict: ours [95 % CI] |", "|---|---|"]
+    one = lambda label, f: f"{label + ': ' if label else ''}**{f['verdict']}**{status(f)}{_ours_ci(f)}"
+    new = any(f.get("rule", 1) >= 2 for f in findings)
+    out = ["| claim | verdict: ours [95 % CI" + (", unadjusted], Holm-adjusted p (family, size) |" if new else "] |"),
+           "|---|---|"]
     for claim, items in list(groups.items())[:max_rows]:
         out.append(f"| {claim} | " + " · ".join(one(label, f) for label, f in items) + " |")
     if len(groups) > max_rows: out.append(f"| … {len(groups) - max_rows} more claims | [DETAILS.md](DETAILS.md) |")
@@ -275,7 +476,9 @@ def build_report(paper: str, profile: str, run_dir, statuses: list[dict], paper_
     "REPORT.md (≤ 80 lines): headline verdicts, the main figure, the main table; the rest in DETAILS.md."
     run_dir, links, claims, results, findings, out = _gather(paper, profile, run_dir, statuses, paper_dir,
                                                               shown_dir, title, dest_dir, "report")
-    out += [f"Every interval, table and figure: [DETAILS.md]({links['details']}).", "", "## Verdicts", "", RULE, ""]
+    i = out.index("<!-- rule -->")
+    out = out[:i] + [f"Every interval, table and figure: [DETAILS.md]({links['details']}).", "", "## Verdicts",
+                     ""] + out[i + 1:]
     out += (headline_verdicts(findings) if findings else ["No claims were checked by this run."]) + [""]
     out += _main_figure(run_dir, results, links) + _main_table(results, claims)
     bad = [s for s in statuses if s["status"] != "ok"]

@@ -133,16 +133,45 @@ def _tool(name: str):
     return mod
 
 
-def test_ranking_post_training_claims_are_written_from_the_record():
-    "claims.csv / coverage.csv rows that the ranking record speaks to say what the committed record says (the tool's --check)."
+def _kept_rows(path: Path, text: str) -> None:
+    "The rows a claim-status tool does not own (the smallest effects of interest) come out of its rewrite unchanged."
+    sesoi = lambda t: [ln for ln in t.splitlines() if ln.startswith("Smallest effect of interest,")]
+    assert sesoi(path.read_text(encoding="utf-8")) and sesoi(text) == sesoi(path.read_text(encoding="utf-8"))
+
+
+def test_ranking_post_training_claims_are_written_from_the_record(data_root, monkeypatch):
+    """claims.csv / coverage.csv rows that the ranking record speaks to say what the committed record says, as the
+    reports judge it (the tool's --check); each status and reason follows the judged finding, never a rule of its own."""
     mod = _tool("ranking_claim_status")
     assert mod.main(["--check"]) == 0, "run python tools/ranking_claim_status.py after reading the record back"
-    meta = _ranking_meta(mod)
-    best = f"{mod.TABLE1} — best dev weights"                                 # a record whose best-dev run never moved
-    vi = {**meta["verdict_intervals"], best: {**meta["verdict_intervals"][best],
-                                             "avg": {**meta["verdict_intervals"][best]["avg"], "diff": 0.0, "lo": 0.0, "hi": 0.0}}}
-    status, reason = mod.rows_for({**meta, "verdict_intervals": vi, "best_at_step0_share": 0.5})["table1"]
-    assert status in ("reproduced", "not reproduced") and "50 % of the" in reason   # the reason follows the record
+    assert not hasattr(mod, "verdict")                                  # no copy of a verdict rule in the tool
+    meta, js = _ranking_meta(mod), mod.judged()
+    last, best = f"{mod.ARM_OF['(e)']} — last step weights", f"{mod.TABLE1} — best dev weights"
+    rows = lambda **fs: mod.rows_for(meta | {"best_at_step0_share": 0.5}, js | fs)
+    up = js[last] | {"ours": 0.02, "lo": 0.01, "hi": 0.03, "p_holm": 0.004, "family": "Table 3", "family_size": 7}
+    # an interval above 0 read as *negligible* (the old rule, lo > 0, would call it holds): not reproduced, and why
+    status, reason = rows(**{last: up | {"verdict": "negligible", "sesoi": 0.15}})["table3 (e)"]
+    assert status == "not reproduced" and "negligible, ours +0.020 [+0.010, +0.030] (95 % CI, unadjusted" in reason
+    assert "within ±0.15, the smallest effect of interest" in reason and "not the paper's gain" in reason
+    # the same interval, Holm-adjusted to *inconclusive*: Holm's p within its family is printed
+    status, reason = rows(**{last: up | {"verdict": "inconclusive", "p_holm": 0.2}})["table3 (e)"]
+    assert status == "not reproduced" and "inconclusive, ours +0.020" in reason and "Holm p 0.2 within Table 3" in reason
+    # only a judged *holds* reproduces
+    status, reason = rows(**{last: up | {"verdict": "holds"}})["table3 (e)"]
+    assert status == "reproduced" and "holds, ours +0.020 [+0.010, +0.030]" in reason and "not reproduced" not in reason
+    # a best-dev reading of one model on both sides: no interval, the record's share of runs best at step 0
+    status, reason = rows(**{best: js[best] | {"verdict": "same model", "lo": None, "hi": None,
+                                               "status": "not tested: training never improved dev"}})["table1"]
+    assert "best-dev weights same model (both sides are one model" in reason and "50 % of the" in reason
+    # Table 8 and Fig. 4 follow their judged findings too
+    t8 = mod.transfer_claim("full")
+    assert rows(**{t8: js[t8] | {"verdict": "holds"}})["table8 -r"][0] == "reproduced"
+    assert rows(**{t8: js[t8] | {"verdict": "same model"}})["table8 -r"][0] == "not reproduced"
+    assert "longer than the source: does not hold" in rows(**{mod.LONGER: js[mod.LONGER] | {"verdict": "does not hold"}})["fig4"][1]
+    # main takes its verdicts from `judged`: a changed judged finding makes --check fail
+    monkeypatch.setattr(mod, "judged", lambda run_dir=None: js | {last: up | {"verdict": "holds"}})
+    assert mod.main(["--check"]) == 1
+    _kept_rows(mod.PAPER / "claims.csv", mod.rewrite(mod.PAPER / "claims.csv", "method", mod.rows_for(meta, js)))
 
 
 def _ranking_meta(mod):
@@ -150,13 +179,29 @@ def _ranking_meta(mod):
     return read_json_verified(mod.RECORD)["meta"]
 
 
-def test_pretcot_claims_are_written_from_the_records():
-    "The LLaMA2-7b / OPT-350m rows and Fig. 1 say what the committed PretCoT records say (the tool's --check)."
+def test_pretcot_claims_are_written_from_the_records(data_root, monkeypatch):
+    """The LLaMA2-7b / OPT-350m rows and Fig. 1 say what the committed PretCoT records say, as the reports judge them
+    (the tool's --check); each status and reason follows the judged finding, not the verdict stored in the JSON."""
     mod = _tool("pretcot_claim_status")
     assert mod.main(["--check"]) == 0, "run python tools/pretcot_claim_status.py after reading the records back"
     from sentemb_lit.io import read_json_verified
-    recs = {m: mod.Record(m, read_json_verified(p)) for m, p in mod.RECORDS.items()}
-    f = recs[mod.SMALL].find(mod.CLAIM["ke"][1], "avg")
-    recs[mod.SMALL].findings[next(c for c, x in recs[mod.SMALL].findings.items() if x is f)] = f | {"verdict": "does not hold"}
-    status, reason = mod.rows_for(recs)[("Table 5", "Knowledge Enhancement", "avg")]
-    assert status == "not reproduced" and "KE > EOL does not hold at 135M" in reason     # the row follows the record
+    res, js = {m: read_json_verified(p) for m, p in mod.RECORDS.items()}, mod.judged()
+    recs = lambda js: {m: mod.Record(m, r, js) for m, r in res.items()}
+    ke = next(c for c in js if c.startswith(f"{mod.CLAIM['ke'][1]} [{mod.SMALL}, ") and c.endswith("-task average]"))
+    row = lambda f: mod.rows_for(recs(js | {ke: js[ke] | f}))[("Table 5", "Knowledge Enhancement", "avg")]
+    status, reason = row({"verdict": "does not hold", "ours": -1.0, "lo": -1.5, "hi": -0.5})
+    assert status == "not reproduced" and "KE > EOL at 135M: does not hold, ours -1.00 [-1.50, -0.50]" in reason
+    # an interval above 0 read as *negligible* (a stored "holds" or the rule lo > 0 would make it partly)
+    status, reason = row({"verdict": "negligible", "ours": 0.02, "lo": 0.01, "hi": 0.03, "sesoi": 0.05})
+    assert status == "not reproduced" and "within ±0.05, the smallest effect of interest" in reason
+    assert "not the gain the paper reports" in reason
+    status, reason = row({"verdict": "holds", "p_holm": 0.001, "family": "Table 5", "family_size": 9})
+    assert status == "partly" and "Holm p 0.001 within Table 5, 9 claims" in reason
+    status, reason = row({"verdict": "same model", "lo": None, "hi": None})
+    assert status == "not reproduced" and "both sides are one model" in reason
+    # main takes its verdicts from `judged` (the NOTES.md block too): a changed judged finding makes --check fail
+    qwen = next(c for c in js if c.startswith("Knowledge Enhancement beats Pretended CoT") and mod.LARGE in c)
+    assert js[qwen]["verdict"] != "does not hold"
+    monkeypatch.setattr(mod, "judged", lambda run_dir=None: js | {qwen: js[qwen] | {"verdict": "does not hold"}})
+    assert mod.main(["--check"]) == 1
+    _kept_rows(mod.PAPER / "claims.csv", mod.rewrite(mod.PAPER / "claims.csv", mod.rows_for(recs(js)), False))

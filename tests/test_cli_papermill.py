@@ -51,7 +51,7 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     report = (tmp_path / "papers" / "pretcot_ke" / "REPORT.md").read_text()
     details = (tmp_path / "papers" / "pretcot_ke" / "DETAILS.md").read_text()
-    assert "| profile injected | +0.40 | +0.50 | +0.20 … +0.90 | — | **holds** |" in details
+    assert "| profile injected | +0.40 | +0.50 | +0.20 … +0.90 | — | — | — | holds | **holds** |" in details
     assert "| profile injected | **holds** +0.50 [+0.20, +0.90] |" in report
     assert "[NOTES.md](NOTES.md)" in report and "*Setting:* cpu" in details and "| m | 1.50 (2.00) |" in details
     record = tmp_path / "papers" / "pretcot_ke" / "runs" / "cpu"

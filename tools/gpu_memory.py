@@ -88,7 +88,7 @@ def findings(raw: dict) -> list:
                 f"{a.split(' (')[0]} needs less {noun} than {b.split(' (')[0]} fine-tuning (Table 1)",
                 paper=PAPER_GB[b] - PAPER_GB[a], ours=float(d.mean()), lo=float(d.min()), hi=float(d.max()),
                 basis=f"{basis}; GPU allocator peak, {raw['repeats']} fresh processes per row; range of the "
-                      "differences", unit="GB"))
+                      "differences", unit="GB", family="memory (Table 1, GPU)", claim_type="memory difference"))
     return out
 
 

@@ -5,9 +5,12 @@
 
 Reads the two cpu records' results JSON (content hashes verified): SmolLM2-135M (`31_pretcot_ke_reproduction`,
 the seven STS tasks) and Qwen2.5-0.5B (`..._qwen2.5-0.5b-instruct`, STS-B test). Rewrites `status` and `reason` of the
-LLaMA2-7b rows of Tables 3, 5 and 7, the OPT-350m rows of Table 6 and coverage.csv's Fig. 1: every number (the
-analogue's scores, each verdict and its interval) comes from a record, none is typed. Rows about other models keep
-their text. After a rewrite it regenerates NOTES.md's "not reproduced here" list (`claims.update_notes`).
+LLaMA2-7b rows of Tables 3, 5 and 7, the OPT-350m rows of Table 6 and coverage.csv's Fig. 1: every number comes from
+a record, none is typed. Every verdict and interval is the finding as the reports judge it
+(`sentemb_lit.report.judged_findings`: recomputed from the committed per-pair predictions, Holm within its family, the
+smallest effect of interest of claims.csv), matched by its claim text; the analogue's scores come from the results
+JSON. Rows about other models (and claims.csv's "Smallest effect of interest" rows) keep their text. After a rewrite
+it regenerates NOTES.md's "not reproduced here" list (`claims.update_notes`).
 tests/test_claims_status.py runs `--check`: a record read back without this step fails CI."""
 import argparse, csv, io, sys
 from pathlib import Path
@@ -29,15 +32,51 @@ CLAIM = {"pcot": ("PCoT > EOL", "Pretended CoT (layer -2) beats PromptEOL (layer
 TASKS = ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")
 
 
-def interval(f: dict) -> str:
-    return f"{f['ours']:+.2f} [{f['lo']:+.2f}, {f['hi']:+.2f}]"
+def judged(run_dir=RUNS) -> dict:
+    "claim -> its finding as the reports judge it (`sentemb_lit.report.judged_findings` of the run folder)."
+    from sentemb_lit.data import data_root
+    from sentemb_lit.report import judged_findings
+    data_root()                       # the STS files name the pairs sharing a sentence: without them intervals differ
+    out = {}
+    for f in judged_findings(run_dir, PAPER):
+        if f["claim"] in out: raise ValueError(f"{run_dir}: two findings claim {f['claim']!r}")
+        out[f["claim"]] = f
+    return out
+
+
+def ours_ci(f: dict) -> str:
+    "ours [lo, hi], with three decimals where two would blur an interval under 0.1 (as the reports print it)."
+    k = 3 if max(abs(f["lo"]), abs(f["hi"])) < 0.1 else 2
+    return f"{f['ours']:+.{k}f} [{f['lo']:+.{k}f}, {f['hi']:+.{k}f}]"
+
+
+def judged_text(f: dict) -> str:
+    """A judged finding in words: its verdict, ours [95 % CI, unadjusted], Holm's p within its family where the verdict
+    is Holm-adjusted, the smallest effect of interest for *negligible*; *same model*: one model, no interval."""
+    v = f["verdict"]
+    if v == "same model":
+        return "same model (both sides are one model: every per-pair prediction agrees within 1e-6; no interval)"
+    if f.get("lo") is None or f.get("hi") is None: return f"{v} (no interval in the stored run)"
+    holm = (f"; Holm p {f['p_holm']:.2g} within {f['family']}, {f['family_size']} claim"
+            f"{'s' if f['family_size'] != 1 else ''}") if f.get("p_holm") is not None else ""
+    out = f"{v}, ours {ours_ci(f)} (95 % CI, unadjusted{holm})"
+    return out + (f", within ±{f['sesoi']:g}, the smallest effect of interest" if v == "negligible" else "")
+
+
+def not_a_gain(f: dict) -> str:
+    "Why a *negligible* or *same model* result does not reproduce the gain the paper reports ('' for other verdicts)."
+    if f["verdict"] == "negligible": return " (a difference this small is not the gain the paper reports)"
+    if f["verdict"] == "same model": return " (one model on both sides shows none of the gain the paper reports)"
+    return ""
 
 
 class Record:
-    "One model's record: its scores, its Table 3/5 averages and its findings by claim and scope."
-    def __init__(self, model: str, res: dict):
+    "One model's record: its scores, its Table 3/5 averages and its findings (as the reports judge them) by claim."
+    def __init__(self, model: str, res: dict, js: dict):
         self.model, self.meta, self.rows = model, res["meta"], res["rows"]
-        self.findings = {f["claim"]: f for f in res["findings"]}
+        missing = [f["claim"] for f in res["findings"] if f["claim"] not in js]
+        if missing: raise KeyError(f"{model}: no judged finding for {missing[:3]}: rerun the report's judged_findings")
+        self.findings = {f["claim"]: js[f["claim"]] for f in res["findings"]}
         self.tasks = self.meta["tasks_all_prompts"]
 
     def score(self, m: str, task: str) -> float:
@@ -58,17 +97,19 @@ class Record:
                      and c.endswith("-task average]")), None)
 
 
-def claim_text(recs: dict, m: str, scope: str) -> tuple[str, list[str]]:
-    "'PCoT > EOL does not hold at 135M -6.18 [...], …' on the scope (0.5B: STS-B only, named), the scope's verdicts."
+def claim_text(recs: dict, m: str, scope: str, gain: bool = True) -> tuple[str, list[str]]:
+    """'PCoT > EOL at 135M: does not hold, ours -6.76 [...] (95 % CI, unadjusted; Holm p …); at 0.5B (STS-B): …' on the
+    scope (0.5B: STS-B only, named), and the scope's verdicts. `gain`: the row is a gain the paper reports, so a
+    negligible or same-model result says why it does not reproduce it."""
     short, claim = CLAIM[m]
     parts, verdicts = [], []
     for model in (SMALL, LARGE):
         f = recs[model].find(claim, "stsb" if model == LARGE else scope)
         if f is None: continue
         where = "" if model == SMALL or scope == "stsb" else " (STS-B)"
-        parts.append(f"{f['verdict']} at {SIZE[model]}{where} {interval(f)}")
+        parts.append(f"at {SIZE[model]}{where}: {judged_text(f)}" + (not_a_gain(f) if gain and not where else ""))
         if not where: verdicts.append(f["verdict"])            # the status counts results on the row's own scope
-    return f"{short} " + ", ".join(parts), verdicts
+    return f"{short} " + "; ".join(parts), verdicts
 
 
 def status_of(verdicts: list[str]) -> str:
@@ -95,7 +136,7 @@ def table5(recs: dict) -> dict:
             out[("Table 6", NAME[m], "avg")] = ("partly", f"OPT-350m not run; analogue at SmolLM2-135M {v:.2f}")
         else:
             v, _ = s.average("Table 5", m, "avg")
-            text, vs = claim_text(recs, m, "avg")
+            text, vs = claim_text(recs, m, "avg", gain=m != "ke")
             note = " (the paper's OPT-350m row has KE below EOL)" if m == "ke" else ""
             out[("Table 6", NAME[m], "avg")] = (status_of(vs), f"OPT-350m not run; analogue at SmolLM2-135M {v:.2f}; "
                                                               f"{text}{note}")
@@ -138,8 +179,9 @@ def fig1(recs: dict) -> tuple[str, str]:
              "than PromptEOL (Fig. 1)")
     fs = {m: next(f for c, f in recs[m].findings.items() if c.startswith(claim)) for m in (SMALL, LARGE)}
     vs = [fs[m]["verdict"] for m in (SMALL, LARGE)]
-    return (status_of(vs), "with the paper's cosine-share measure KE − EOL on content words is "
-            f"{interval(fs[SMALL])} at SmolLM2-135M ({vs[0]}) and {interval(fs[LARGE])} at Qwen-0.5B ({vs[1]})")
+    return (status_of(vs), "with the paper's cosine-share measure KE − EOL on content words: at SmolLM2-135M "
+            f"{judged_text(fs[SMALL])}{not_a_gain(fs[SMALL])}; at Qwen-0.5B {judged_text(fs[LARGE])}"
+            f"{not_a_gain(fs[LARGE])}")
 
 
 def rows_for(recs: dict) -> dict:
@@ -147,6 +189,16 @@ def rows_for(recs: dict) -> dict:
 
 
 def _fmt(v) -> str: return f"{v:.2f}".replace("-", "−")
+
+
+def _cell(f: dict) -> str:
+    "A judged finding in a NOTES.md table: ours [95 % CI] **verdict**, with Holm's p and the smallest effect."
+    v = f["verdict"]
+    if v == "same model": return "one model, no interval **same model**"
+    ci = "no interval" if f.get("lo") is None or f.get("hi") is None else ours_ci(f).replace("-", "−")
+    out = f"{ci} **{v}**" + (f" within ±{f['sesoi']:g}" if v == "negligible" else "")
+    return out + (f", Holm p {f['p_holm']:.2g} ({f['family']}, {f['family_size']})" if f.get("p_holm") is not None
+                  else "")
 
 
 def _paper(claims: list[dict], table: str, method: str, metric: str) -> float | None:
@@ -201,16 +253,19 @@ def record_block(recs: dict, claims: list[dict]) -> str:
             pp = [_paper(claims, "Table 7", meth, k) for k in ("spearman", "alignment", "uniformity")]
             out.append(f"| {NAME[m]} | {str(l).replace('-', '−')} | {cell(s)} | {cell(q)} | "
                        + f"{_fmt(pp[0])} / {pp[1]:.4f} / {pp[2]:.4f}".replace("-", "−") + " |")
-    out += ["", "### Verdicts (95 % interval of the paired difference, Spearman × 100)", "",
-            f"135M = SmolLM2 on its {len(order)}-task average (STS-B alone in brackets); 0.5B = Qwen on STS-B.", "",
+    out += ["", "### Verdicts (ours [95 % CI of the paired difference, unadjusted], Spearman × 100; the verdict as the "
+            "reports judge it)", "",
+            f"135M = SmolLM2 on its {len(order)}-task average (STS-B alone after the ·); 0.5B = Qwen on STS-B. Holm p "
+            "(family, size): Holm-adjusted within the family; *negligible*: the interval lies within ± the smallest "
+            "effect of interest (claims.csv).", "",
             "| claim | 135M | 0.5B |", "|---|---|---|"]
-    iv = lambda f: "not run" if f is None else f"{interval(f).replace('-', '−')} **{f['verdict']}**"
+    iv = lambda f: "not run" if f is None else _cell(f)
     for c in dict.fromkeys(c.split(" [")[0] for c in s.findings if "beats" in c):
         a, b, z = s.find(c, "avg"), s.find(c, "stsb"), q.find(c, "stsb")
-        out.append(f"| {c} | {iv(a)} (STS-B {iv(b)}) | {iv(z)} |")
+        out.append(f"| {c} | {iv(a)} · STS-B {iv(b)} | {iv(z)} |")
     for c in dict.fromkeys(c.split(" [")[0] for c in s.findings if c.startswith("Higher")):
         fs = [next(f for k, f in r.findings.items() if k.startswith(c)) for r in (s, q)]
-        out.append(f"| {c} | " + " | ".join(f"ρ = {interval(f).replace('-', '−')} **{f['verdict']}**" for f in fs) + " |")
+        out.append(f"| {c} | " + " | ".join(f"ρ = {_cell(f)}" for f in fs) + " |")
     out += ["", "### Attention analysis (Fig. 1): KE or PCoT minus EOL, percentage points, paired over sentences", "",
             "| measure | " + " | ".join(f"{SIZE[r.model]}: {k} − EOL" for r in (s, q) for k in ("KE", "PCoT"))
             + " |", "|---|---|---|---|---|"]
@@ -251,7 +306,8 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     from sentemb_lit.io import read_json_verified
-    recs = {m: Record(m, read_json_verified(p)) for m, p in RECORDS.items()}
+    js = judged()
+    recs = {m: Record(m, read_json_verified(p), js) for m, p in RECORDS.items()}
     from sentemb_lit.claims import replace_block, sync_texts, update_notes
     new = rows_for(recs)
     claims = list(csv.DictReader((PAPER / "claims.csv").open(encoding="utf-8", newline="")))

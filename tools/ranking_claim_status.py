@@ -5,9 +5,12 @@
 
 Reads the cpu record's results JSON (its content hash verified) and rewrites the columns `status` and `reason` of the
 rows its post-training and chain statistics speak to: Table 1's post-trained rows (the `-r` methods), every row of
-Table 3, Table 4's rows, Table 8's rows, and coverage.csv's Fig. 1, Fig. 3 and Fig. 4. Every number in a reason comes from the record
-(verdict intervals, training-rule shares, chain statistics, list counts). After a rewrite it regenerates NOTES.md's
-"not reproduced here" list from these files (`claims.update_notes`).
+Table 3, Table 4's rows, Table 8's rows, and coverage.csv's Fig. 1, Fig. 3 and Fig. 4. Every verdict and interval in a
+reason is the finding as the reports judge it (`sentemb_lit.report.judged_findings`: recomputed from the committed
+per-pair predictions, Holm within its family, the smallest effect of interest of claims.csv), matched by its claim
+text; the other numbers (training-rule shares, chain statistics, list counts, seeds) come from the record's meta.
+Rows of claims.csv this tool does not speak to (e.g. "Smallest effect of interest") are kept as they are. After a
+rewrite it regenerates NOTES.md's "not reproduced here" list from these files (`claims.update_notes`).
 tests/test_claims_status.py runs `--check`: a record read back without this step fails CI."""
 import argparse, csv, io, sys
 from pathlib import Path
@@ -19,23 +22,77 @@ ARM_OF = {"(b)": "The method beats (b) step-by-step chains (Table 3)", "(c)": "T
           "(d)": "The method beats (d) ranking only (Table 3)", "(e)": "The method beats (e) semantic only (Table 3)"}
 TABLE1 = "Post-training on ranking chains improves the student's 7-STS average (Table 1)"
 LABEL = {"(b)": "(b) step-by-step chains", "(c)": "(c) shuffled chains", "(d)": "(d) ranking only", "(e)": "(e) semantic only"}
+ARM = {"full": "post-trained (method)", "step": "(b) step-by-step chains", "shuffled": "(c) shuffled chains",
+       "rank": "(d) ranking only", "semantic": "(e) semantic only"}       # the record's arm names, as its claims word them
+FIG1 = ("Controlled decoding gives more monotone chains than the paper's step-by-step prompting (Fig. 1 (c) vs (d); "
+        "Eq. 2 with its own prompt): per-chain spearman (×100)")
+LONGER = "Ranking sentences are longer than their source (Fig. 4 (a))"
+LEVELS = "The lengthening levels off: the first half of the rounds adds more words than the second (Fig. 4 (a))"
 
 
-def verdict(iv: dict) -> str:
-    "The one rule: holds / does not hold when the 95 % interval excludes 0 (paper's direction: a > b), else inconclusive."
-    return "holds" if iv["lo"] > 0 else "does not hold" if iv["hi"] < 0 else "inconclusive"
+def transfer_claim(arm: str) -> str:
+    "The record's claim of the SentEval transfer average after > before, for arm `arm` (Table 8)."
+    return ("Post-training keeps or improves the student's transfer accuracy: after > before, SentEval average (Table 8)"
+            if arm == "full" else f"{ARM.get(arm, arm)} after > before, SentEval transfer average (ablation)")
 
 
-def interval(iv: dict) -> str:
-    return f"{iv['diff']:+.2f} [{iv['lo']:+.2f}, {iv['hi']:+.2f}]"
+def mteb_claim(arm: str) -> str:
+    return f"{ARM.get(arm, arm)} after > before, MTEB classification average (extra, no paper number)"
 
 
-def facts(meta: dict) -> dict:
-    "The record's numbers every reason below is written from."
+def judged(run_dir=RECORD.parent) -> dict:
+    "claim -> its finding as the reports judge it (`sentemb_lit.report.judged_findings` of the run folder)."
+    from sentemb_lit.data import data_root
+    from sentemb_lit.report import judged_findings
+    data_root()                       # the STS files name the pairs sharing a sentence: without them intervals differ
+    out = {}
+    for f in judged_findings(run_dir, PAPER):
+        if f["claim"] in out: raise ValueError(f"{run_dir}: two findings claim {f['claim']!r}")
+        out[f["claim"]] = f
+    return out
+
+
+def need(js: dict, claim: str) -> dict:
+    "The judged finding of `claim`; a clear error when the record has none."
+    if claim not in js: raise KeyError(f"the record has no finding {claim!r}: rerun its notebook")
+    return js[claim]
+
+
+def ours_ci(f: dict, unit: str = "") -> str:
+    "ours [lo, hi], with three decimals where two would blur an interval under 0.1 (as the reports print it)."
+    k = 3 if max(abs(f["lo"]), abs(f["hi"])) < 0.1 else 2
+    return f"{f['ours']:+.{k}f} [{f['lo']:+.{k}f}, {f['hi']:+.{k}f}]{unit}"
+
+
+def judged_text(f: dict, unit: str = "") -> str:
+    """A judged finding in words: its verdict, ours [95 % CI, unadjusted], Holm's p within its family where the verdict
+    is Holm-adjusted, the smallest effect of interest for *negligible*; *same model*: one model, no interval."""
+    v = f["verdict"]
+    if v == "same model":
+        return "same model (both sides are one model: every per-pair prediction agrees within 1e-6; no interval)"
+    if f.get("lo") is None or f.get("hi") is None: return f"{v} (no interval in the stored run)"
+    holm = (f"; Holm p {f['p_holm']:.2g} within {f['family']}, {f['family_size']} claim"
+            f"{'s' if f['family_size'] != 1 else ''}") if f.get("p_holm") is not None else ""
+    out = f"{v}, ours {ours_ci(f, unit)} (95 % CI, unadjusted{holm})"
+    return out + (f", within ±{f['sesoi']:g}, the smallest effect of interest" if v == "negligible" else "")
+
+
+def not_a_gain(f: dict) -> str:
+    "Why a *negligible* or *same model* result does not reproduce the gain the paper reports ('' for other verdicts)."
+    paper = f" {f['paper']:+.2f}" if f.get("paper") is not None else ""
+    if f["verdict"] == "negligible": return f"; not reproduced: a difference this small is not the paper's gain{paper}"
+    if f["verdict"] == "same model": return f"; not reproduced: one model on both sides shows none of the paper's gain{paper}"
+    return ""
+
+
+def mde(f: dict) -> str:
+    return f"; detectable at 80 % power ±{f['mde']:.2f}" if f.get("mde") is not None else ""
+def facts(meta: dict, js: dict) -> dict:
+    "The numbers every reason below is written from: judged findings for verdicts and intervals, meta for the rest."
     vi = meta["verdict_intervals"]
     def pair(claim):
-        best, last = vi[f"{claim} — best dev weights"], vi[f"{claim} — last step weights"]
-        return best["avg"], last["avg"], last["n_seeds"]
+        best, last = f"{claim} — best dev weights", f"{claim} — last step weights"
+        return need(js, best), need(js, last), vi[last]["n_seeds"]
     seeds = sorted({s for v in vi.values() for s in v.get("seeds", [])})
     cs = meta["chain_stats"]
     scale = (f"minilm-l6 student, {meta['chains']['generator']} chains ({meta['n_lists']['controlled']} lists, "
@@ -50,19 +107,17 @@ def facts(meta: dict) -> dict:
 def post_reason(f: dict, claim: str, what: str) -> tuple[str, str]:
     "Status and reason of a post-training claim: the last-step verdict, with the best-dev reading beside it."
     best, last, n = f["pair"](claim)
-    v = verdict(last)
-    status = "reproduced" if v == "holds" else "not reproduced"
-    never = best["lo"] == best["hi"] == 0.0
-    reason = (f"{what}: last-step weights {interval(last)} ({v}; detectable at 80 % power ±{last['mde']:.2f}), "
-              f"{n} seeds; best-dev weights " + ("= the untrained student (training never improved dev; "
-              f"{100 * f['step0']:.0f} % of the {f['n_runs']} runs best at step 0)" if never else
-              f"{interval(best)} ({verdict(best)})") + f"; at {f['scale']}")
+    status = "reproduced" if last["verdict"] == "holds" else "not reproduced"
+    untested = best.get("status") not in (None, "tested")         # e.g. "not tested: training never improved dev"
+    reason = (f"{what}: last-step weights {judged_text(last)}{mde(last)}; {n} seeds; best-dev weights "
+              f"{judged_text(best)}" + (f" ({best['status']}; {100 * f['step0']:.0f} % of the {f['n_runs']} runs best "
+              "at step 0)" if untested else "") + f"; at {f['scale']}" + not_a_gain(last))
     return status, reason
 
 
-def rows_for(meta: dict) -> dict:
-    "(table, method-or-item) matcher -> (status, reason)."
-    f = facts(meta)
+def rows_for(meta: dict, js: dict) -> dict:
+    "(table, method-or-item) matcher -> (status, reason); `js`: claim -> judged finding (`judged`)."
+    f = facts(meta, js)
     out = {}
     st, rs = post_reason(f, TABLE1, "post-training vs the untrained student")
     out["table1"] = (st, rs + "; BERT/RoBERTa students not run")
@@ -78,54 +133,64 @@ def rows_for(meta: dict) -> dict:
                                     f"(MultiCSR-BERT not in the record)")
     _, last, _ = f["pair"](TABLE1)
     out["table4"] = ("not testable here", "the SimCSE / InfoCSE / PCL / RankCSE BERT checkpoints are not in the record; "
-                                          f"on minilm-l6 the analogous change (last step) is {interval(last)}")
-    m = f["monotonicity"].get("controlled vs step_paper/spearman")
+                                          f"on minilm-l6 the analogous change (last step) is {judged_text(last)}")
+    m, fm = f["monotonicity"].get("controlled vs step_paper/spearman"), js.get(FIG1)
     cs = f["chain_stats"]
     out["fig1"] = ("partly", f"{meta['chains']['generator']} chains scored with minilm-l6 (not DiffCSE): (d) vs (c) "
-                             f"per-chain Spearman ×100 {interval(m)}, {verdict(m)} over {m['n_items']} paired chains; "
+                             f"per-chain Spearman ×100 over {m['n_items']} paired chains: {judged_text(fm)}; "
                              f"copy rate {cs['controlled']['copy_rate']:.3f} / {cs['step_paper']['copy_rate']:.3f}; (a) not "
                              "measured; (b): " + (f"{lst['kept']}/{lst['total']} usable lists" if lst else "not in the record")
-                   if m else "not in the record")
+                   if m and fm else "not in the record")
     out["fig3"] = ("partly", f"(a) ω ∈ {{{', '.join(str(w) for w in f['omega'])}}} on one seed (runs/cpu, table "
                              f"'omega'); (b) not run: all {meta['n_lists']['controlled']} usable lists, no sweep of the amount")
     ln = meta.get("length") or {}
     out["fig4"] = ("partly" if ln else "not testable here",
                    (f"(a) words per index, {ln['longer']['n_items']} {meta['chains']['generator']} controlled chains: "
-                    f"source {ln['longer']['b']:.1f}, rounds 1–{meta['chains']['rounds']} {ln['longer']['a']:.1f}, "
-                    f"longer by {interval(ln['longer'])} words ({verdict(ln['longer'])}); first-half minus second-half "
-                    f"growth {interval(ln['levels'])} words ({verdict(ln['levels'])} that it levels off)"
+                    f"source {ln['longer']['b']:.1f}, rounds 1–{meta['chains']['rounds']} {ln['longer']['a']:.1f}; longer "
+                    f"than the source: {judged_text(need(js, LONGER), ' words')}; levels off (first-half minus "
+                    f"second-half growth): {judged_text(need(js, LEVELS), ' words')}"
                     if ln else "(a) not in the record") + "; (b) needs GPT-4o as judge, not reachable here")
-    out |= table8_rows(meta)
+    out |= table8_rows(meta, js)
     return out
 
 
-def table8_rows(meta: dict) -> dict:
+def table8_rows(meta: dict, js: dict) -> dict:
     "Table 8 (transfer): the post-trained student's SentEval average against the untrained one, from the record."
     tr = meta.get("transfer") or {}
     iv = (tr.get("intervals") or {}).get("full")
     if not iv:
         why = "not run yet: the cpu record has no transfer rows of the untrained and the post-trained student"
         return {"table8 -r": ("not testable here", why), "table8 base": ("not testable here", why)}
-    a, s = iv["avg"], len(iv["seeds"])
-    arms = ", ".join(f"{LABEL.get(k, k)} {interval(v['avg'])} ({verdict(v['avg'])})"
-                     for k, v in (("(d)" if a_ == "rank" else "(b)" if a_ == "step" else a_, v)
-                                  for a_, v in tr["intervals"].items() if a_ != "full"))
+    a, s = need(js, transfer_claim("full")), len(iv["seeds"])
+    arms = "; ".join(f"{ARM.get(k, k)} {judged_text(need(js, transfer_claim(k)))}" for k in tr["intervals"] if k != "full")
     reason = (f"minilm-l6 student (mean pooling), SentEval record settings, all test items: after post-training (last "
-              f"step) {tr['avg']['full']:.2f} vs before {tr['avg']['base']:.2f}, {interval(a)} ({verdict(a)}; detectable "
-              f"at 80 % power ±{a['mde']:.2f}), {s} seeds" + (f"; arms vs before: {arms}" if arms else "")
-              + "; the paper's BERT/RoBERTa students are not in the record")
+              f"step) {tr['avg']['full']:.2f} vs before {tr['avg']['base']:.2f}, {judged_text(a)}{mde(a)}; {s} seeds"
+              + (f"; arms vs before: {arms}" if arms else "")
+              + "; the paper's BERT/RoBERTa students are not in the record" + not_a_gain(a))
     base = ("not testable here", f"this checkpoint is not in the record; the analogue here, the untrained minilm-l6 "
                                  f"student, averages {tr['avg']['base']:.2f} at SentEval's record settings")
     return {"table8 base": base,
-            "table8 -r": ("reproduced" if verdict(a) == "holds" else "not reproduced", reason)}
+            "table8 -r": ("reproduced" if a["verdict"] == "holds" else "not reproduced", reason)}
 
 
 BLOCK = ("<!-- table8:start -->", "<!-- table8:end -->")
 T8 = "Table 8 (transfer accuracy, mean over seeds)"
 
 
-def table8_block(res: dict) -> str:
-    "NOTES.md's Table 8 block: the record's rows (accuracy per task, mean over seeds) and each arm's interval."
+def _ci_cell(f: dict) -> str:
+    return "one model (no interval)" if f["verdict"] == "same model" else "—" if f.get("lo") is None else ours_ci(f)
+
+
+def _holm_cell(f: dict) -> str:
+    return f"{f['p_holm']:.2g} ({f['family']}, {f['family_size']})" if f.get("p_holm") is not None else "—"
+
+
+def _verdict_cell(f: dict) -> str:
+    return f["verdict"] + (f" (within ±{f['sesoi']:g})" if f["verdict"] == "negligible" else "")
+
+
+def table8_block(res: dict, js: dict) -> str:
+    "NOTES.md's Table 8 block: the record's rows (accuracy per task, mean over seeds) and each arm's judged finding."
     rows = [r for r in res["rows"] if r["table"] == T8]
     if not rows: return "Not run yet: the cpu record has no transfer rows.\n"
     tr = res["meta"]["transfer"]
@@ -137,20 +202,21 @@ def table8_block(res: dict) -> str:
     for m in methods:
         out.append(f"| {m} | " + " | ".join(f"{val[(m, t)]:.2f}" for t in tasks) + f" | **{val[(m, 'avg')]:.2f}** | "
                    f"{val.get((m, 'MRPC F1'), float('nan')):.2f} | {seeds[m]} |")
-    out += ["", "| after − before (last step), SentEval average | 95 % interval | verdict | detectable (80 %) | seeds |",
-            "|---|---|---|---|---|"]
+    out += ["", "| after − before (last step), SentEval average | ours [95 % CI, unadjusted] | Holm p (family, size) | "
+            "verdict | detectable (80 %) | seeds |", "|---|---|---|---|---|---|"]
     for arm, v in tr["intervals"].items():
-        a = v["avg"]
-        out.append(f"| {LABEL.get({'rank': '(d)', 'step': '(b)'}.get(arm, arm), 'the method')} | {interval(a)} | "
-                   f"{verdict(a)} | ±{a['mde']:.2f} | {', '.join(map(str, v['seeds']))} |")
-    return "\n".join(out + mteb_lines(res)) + "\n"
+        f = need(js, transfer_claim(arm))
+        out.append(f"| {'the method' if arm == 'full' else ARM.get(arm, arm)} | {_ci_cell(f)} | {_holm_cell(f)} | "
+                   f"{_verdict_cell(f)} | {'—' if f.get('mde') is None else '±%.2f' % f['mde']} | "
+                   f"{', '.join(map(str, v['seeds']))} |")
+    return "\n".join(out + mteb_lines(res, js)) + "\n"
 
 
 M_TABLE = "MTEB classification (extra, accuracy, mean over seeds)"
 
 
-def mteb_lines(res: dict) -> list[str]:
-    "The extra beside Table 8: MTEB classification (no paper number) per row, and after − before with its interval."
+def mteb_lines(res: dict, js: dict) -> list[str]:
+    "The extra beside Table 8: MTEB classification (no paper number) per row, and after − before, judged."
     rows = [r for r in res["rows"] if r["table"] == M_TABLE]
     if not rows: return []
     m = res["meta"]["mteb_classification"]
@@ -162,12 +228,10 @@ def mteb_lines(res: dict) -> list[str]:
     out += [f"| {k} | " + " | ".join(f"{val[(k, t)]:.2f}" for t in tasks) + f" | **{val[(k, 'avg')]:.2f}** | "
             f"{seeds[k]} |" for k in methods]
     for arm, v in m["intervals"].items():
-        a = v["avg"]
-        out += ["", f"after − before (last step), MTEB classification average: {interval(a)}, {verdict(a)} "
-                f"(detectable at 80 %: ±{a['mde']:.2f}; seeds {', '.join(map(str, v['seeds']))})"]
+        f = need(js, mteb_claim(arm))
+        out += ["", f"after − before (last step), MTEB classification average: {judged_text(f)}{mde(f)}; seeds "
+                f"{', '.join(map(str, v['seeds']))}"]
     return out
-
-
 
 
 def key_of(table: str, method: str) -> str | None:
@@ -205,11 +269,11 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args(argv)
     from sentemb_lit.io import read_json_verified
-    res = read_json_verified(a.record)
+    res, js = read_json_verified(a.record), judged(Path(a.record).parent)
     from sentemb_lit.claims import replace_block, sync_texts, update_notes
-    new = rows_for(res["meta"])
+    new = rows_for(res["meta"], js)
     notes = PAPER / "NOTES.md"
-    texts = {notes: replace_block(notes.read_text(encoding="utf-8"), BLOCK, table8_block(res), notes)}
+    texts = {notes: replace_block(notes.read_text(encoding="utf-8"), BLOCK, table8_block(res, js), notes)}
     texts |= {path: rewrite(path, col, new) for path, col in ((PAPER / "claims.csv", "method"),
                                                              (PAPER / "coverage.csv", "item"))}
     stale = sync_texts(texts, check=a.check)
