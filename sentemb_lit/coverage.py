@@ -634,6 +634,11 @@ def load_record_world(run_dir, name_a: str, name_b: str, sentences: bool = True)
     """`record_world` of two systems' committed per-pair predictions (SHA-256 checked); with `sentences`, ids of the
     pairs' texts from the STS test files (one id per distinct text across all tasks), checked against the gold."""
     check_flag(sentences, "sentences")
+    check_path(run_dir, "run_dir")
+    for arg, v in (("name_a", name_a), ("name_b", name_b)):
+        if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+=-]{0,150}", v) or ".." in v:
+            raise ValueError(f"{arg} must be the name of a committed predictions file (letters, digits, ._+=-), "
+                             f"got {v!r:.80}")
     gold, seeds_a = load_predictions(run_dir, name_a)
     gold_b, seeds_b = load_predictions(run_dir, name_b)
     if set(gold) != set(gold_b) or any(not np.array_equal(gold[t], gold_b[t]) for t in gold):

@@ -163,7 +163,8 @@ def _quantiles(alpha: float, S: int) -> tuple[float, float]:
 def _half_width(alpha: float, v_shared: float, v_seed: float, S: int) -> float:
     "h = √(z² V_sh + t² v_seed) at two-sided α: each part with the quantile of its own sampling distribution."
     z, t = _quantiles(alpha, S)
-    return math.sqrt(z * z * v_shared + t * t * v_seed)
+    part = lambda q, v: q * q * v if v > 0 else 0.0                         # an empty part adds nothing, even at q = ∞
+    return math.sqrt(part(z, v_shared) + part(t, v_seed))
 
 def _p_value(diff: float, v_shared: float, v_seed: float, S: int) -> float:
     "The α at which the half-width at level 1 − α equals |diff| (solved in log α; below 1e-300 it is 0)."
@@ -285,25 +286,31 @@ def _pair_parts(D: np.ndarray, ids: np.ndarray | None = None) -> tuple[float, fl
 
 # %% ../nbs/92a_intervals.ipynb #sh03
 def _check_sentence_ids(sentences, gold: dict) -> dict:
-    "task -> [n_t, 2] int sentence ids from `sentences` (None: {}), one entry per task of gold, of that task's length."
+    """task -> [n_t, 2] int sentence ids in ONE id space across tasks, from `sentences` (None: {}): texts of any task
+    that are identical get one id; id arrays given by the caller are taken to share one space among themselves."""
     if sentences is None: return {}
     check_type(sentences, "sentences", dict, "None or a dict task -> sentence ids [n, 2] or (sentences1, sentences2)")
     if set(sentences) != set(gold):
         raise ValueError(f"sentences has tasks {sorted(sentences, key=str)}, gold has {sorted(gold)}: give one entry "
                          "per task")
-    out = {}
+    index, out = {}, {}                                                     # text -> id, over every task
     for t, v in sentences.items():
         name = f"sentences[{t!r}]"
         if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(s, (list, tuple)) and len(s) > 0
                                                                 and isinstance(s[0], str) for s in v):
-            v = _sentence_ids(*v, names=(f"{name}[0]", f"{name}[1]"))      # (sentences1, sentences2)
-        ids = check_float_array(v, name)
-        if ids.shape != (len(gold[t]), 2):
+            _sentence_ids(*v, names=(f"{name}[0]", f"{name}[1]"))           # (sentences1, sentences2): checked
+            v = [[index.setdefault(x, len(index)) for x in pair] for pair in zip(*v)]
+            out[t] = ("text", np.array(v, dtype=np.int64).reshape(-1, 2))
+        else: out[t] = ("ids", check_float_array(v, name))
+        if out[t][1].shape != (len(gold[t]), 2):
             raise ValueError(f"{name} must be [{len(gold[t])}, 2] sentence ids, one row per pair of gold[{t!r}], "
-                             f"got shape {ids.shape}")
+                             f"got shape {out[t][1].shape}")
+        ids = out[t][1]
         if (ids < 0).any() or (ids != np.round(ids)).any(): raise ValueError(f"{name} must hold int ids >= 0")
-        out[t] = np.unique(ids, return_inverse=True)[1].reshape(ids.shape).astype(np.int64)   # ids 0..m−1
-    return out
+    flat = np.concatenate([ids + (0 if kind == "text" else len(index)) for kind, ids in out.values()])
+    flat = np.unique(flat, return_inverse=True)[1].reshape(-1, 2).astype(np.int64)   # ids 0..m−1
+    cut = np.cumsum([0] + [len(ids) for _, ids in out.values()])
+    return {t: flat[cut[i]:cut[i + 1]] for i, t in enumerate(out)}
 
 # %% ../nbs/92a_intervals.ipynb #pd01
 def _task_difference(g, A: list[dict], B: list[dict], t: str, S: int) -> tuple:
@@ -323,14 +330,28 @@ def _same_model(A: list[dict], B: list[dict], S: int, tol: float = 1e-6) -> bool
     return all(np.abs(A[min(s, len(A) - 1)][t] - B[min(s, len(B) - 1)][t]).max() <= tol for s in range(S) for t in A[0])
 
 # %% ../nbs/92a_intervals.ipynb #pd02
-def _combine_tasks(seed_d: dict, v_pair: dict, w: dict, scores: dict, level: float, power: float) -> tuple[dict, dict]:
-    "Each task's interval, and the task average's: d_s averaged seed by seed, V_pair and w summed over T²."
+def _average_parts(Ds: dict, ids: dict) -> tuple[float, float]:
+    """V_pair and w of the task average d̄ = (1/T) Σ_t d_t when pairs of different tasks share sentences too: each
+    pair's centred contribution weighted 1/(T n_t), one sentence-sharing sum over the pairs of all tasks."""
+    T, S = len(Ds), next(iter(Ds.values())).shape[0]
+    centred = lambda x: x - x.mean(-1, keepdims=True)                       # within each task (and seed)
+    E = {t: D / (T * D.shape[1]) for t, D in Ds.items()}
+    I = np.concatenate([ids[t] for t in Ds])
+    q = lambda x: max(0.0, _sharing_sum(x, I))
+    v_pair = q(np.concatenate([centred(E[t].mean(0)) for t in Ds]))
+    R = np.concatenate([centred(E[t] - E[t].mean(0)) for t in Ds], axis=1)   # [S, N] within-seed deviations
+    return v_pair, float(np.mean([q(r) for r in R]) * S / (S - 1)) if S > 1 else 0.0
+
+def _combine_tasks(seed_d: dict, v_pair: dict, w: dict, scores: dict, level: float, power: float,
+                   avg_parts: tuple | None = None) -> tuple[dict, dict]:
+    """Each task's interval, and the task average's: d_s averaged seed by seed, V_pair and w summed over T² (or
+    `avg_parts`, when pairs of different tasks share sentences)."""
     tasks = {t: {"a": scores[t][0], "b": scores[t][1], "n_pairs": scores[t][2]}
              | two_level_interval(seed_d[t].mean(), v_pair[t], seed_d[t], level, power, w[t]) for t in seed_d}
     T, d_avg = len(seed_d), np.mean(list(seed_d.values()), axis=0)
     avg = {k: float(np.mean([tasks[t][k] for t in tasks])) for k in ("a", "b")}
-    return tasks, avg | two_level_interval(d_avg.mean(), sum(v_pair.values()) / T ** 2, d_avg, level, power,
-                                           sum(w.values()) / T ** 2)
+    vp, vw = avg_parts or (sum(v_pair.values()) / T ** 2, sum(w.values()) / T ** 2)
+    return tasks, avg | two_level_interval(d_avg.mean(), vp, d_avg, level, power, vw)
 
 # %% ../nbs/92a_intervals.ipynb #pd03
 def _shared_part(v_pair: float, w: float, S: int) -> float:
@@ -339,14 +360,15 @@ def _shared_part(v_pair: float, w: float, S: int) -> float:
 
 def paired_difference(gold, pred_a, pred_b, level: float = 0.95, power: float = 0.8, sentences=None) -> dict:
     """Spearman×100 differences A − B per task and on the task average, each with its two-level interval. `sentences`
-    (task -> [n, 2] ids of `sentence_ids`, or (sentences1, sentences2)): the pairs part counts shared sentences."""
+    (task -> [n, 2] ids of `sentence_ids`, or (sentences1, sentences2)): the pairs part counts shared sentences,
+    on the average also those shared by pairs of different tasks (ids in one space, or texts)."""
     gold, A, B = _check_paired_args(gold, pred_a, pred_b, level)            # task -> g; seeds of task -> ŷ
     ids, S = _check_sentence_ids(sentences, gold), max(len(A), len(B))
-    seed_d, v_pair, w, iid, scores = {}, {}, {}, {}, {}
+    seed_d, v_pair, w, iid, scores, Ds = {}, {}, {}, {}, {}, {}
     for t, g in gold.items():
-        seed_d[t], D, *scores[t] = _task_difference(g, A, B, t, S)
-        (v_pair[t], w[t]), iid[t] = _pair_parts(D, ids.get(t)), _pair_parts(D)
-    tasks, avg = _combine_tasks(seed_d, v_pair, w, scores, level, power)
+        seed_d[t], Ds[t], *scores[t] = _task_difference(g, A, B, t, S)
+        (v_pair[t], w[t]), iid[t] = _pair_parts(Ds[t], ids.get(t)), _pair_parts(Ds[t])
+    tasks, avg = _combine_tasks(seed_d, v_pair, w, scores, level, power, _average_parts(Ds, ids) if ids else None)
     for t in tasks: tasks[t]["se_pair_iid"] = math.sqrt(_shared_part(*iid[t], S))
     T = len(gold)
     avg["se_pair_iid"] = math.sqrt(_shared_part(sum(v for v, _ in iid.values()) / T ** 2,

@@ -197,28 +197,28 @@ def _inputs_files(inputs: dict, run_dir: Path, project: Path) -> tuple:
         out.append((gold, seeds, prediction_info(run, spec["name"])))
     return tuple(out)
 
-@functools.lru_cache(maxsize=32)
-def _sts_ids(task: str, split: str, variant: str, root) -> tuple[np.ndarray, np.ndarray]:
-    "(gold scores, sentence ids) of one STS file, read once per process and data root."
-    d = load_sts(task, split, variant)
-    out = (d.scores.copy(), sentence_ids(d.sentences1, d.sentences2))
-    for a in out: a.flags.writeable = False                              # shared by every caller: read-only
+@functools.lru_cache(maxsize=8)
+def _sts_ids(tasks: tuple, split: str, variant: str, root) -> tuple[dict, dict]:
+    "(task -> gold scores, task -> sentence ids in one space across `tasks`) of the STS files, read once per process."
+    data = {t: load_sts(t, split, variant) for t in tasks}
+    every = sentence_ids(*(sum((list(getattr(d, f"sentences{i}")) for d in data.values()), []) for i in (1, 2)))
+    cut = np.cumsum([0] + [len(d) for d in data.values()])
+    out = ({t: d.scores.copy() for t, d in data.items()}, {t: every[cut[i]:cut[i + 1]] for i, t in enumerate(data)})
+    for a in (*out[0].values(), *out[1].values()): a.flags.writeable = False   # shared by every caller: read-only
     return out
 
 def _sentences_of(gold: dict, info: dict) -> dict | None:
-    """task -> sentence ids of the pairs, from the STS files whose gold scores equal these; None when a task's pairs
-    are not those of its file (a subsample). Without the STS files, an error naming SENTEMB_DATA."""
-    ids = {}
-    for t, g in gold.items():
-        if t not in STS_TASKS: return None                              # not an STS test set: no sentences to share
-        try: scores, tid = _sts_ids(t, info.get("split") or "test", info.get("variant") or "original",
-                                    os.environ.get("SENTEMB_DATA"))
-        except (FileNotFoundError, OSError) as e:
-            raise FileNotFoundError(f"counting the test pairs of {t!r} that share a sentence needs the STS files "
-                                    f"(set SENTEMB_DATA to the data folder): {e}") from None
-        if len(scores) != len(g) or not np.array_equal(scores, g): return None
-        ids[t] = tid
-    return ids
+    """task -> sentence ids of the pairs (one space across the tasks: pairs of two tasks may share a sentence), from
+    the STS files whose gold scores equal these; None when a task's pairs are not its file's (a subsample, another
+    data set). Without the STS files, an error naming SENTEMB_DATA."""
+    if not set(gold) <= set(STS_TASKS): return None                      # not STS test sets: no sentences to share
+    try: scores, ids = _sts_ids(tuple(gold), info.get("split") or "test", info.get("variant") or "original",
+                                os.environ.get("SENTEMB_DATA"))
+    except (FileNotFoundError, OSError) as e:
+        raise FileNotFoundError(f"counting the test pairs that share a sentence needs the STS files (set "
+                                f"SENTEMB_DATA to the data folder): {e}") from None
+    same = all(len(scores[t]) == len(g) and np.array_equal(scores[t], g) for t, g in gold.items())
+    return {t: ids[t] for t in gold} if same else None
 
 # %% ../nbs/92_report.ipynb #rd02
 def _item_scores(gold: dict, seeds: list, tasks: list, items: str) -> dict:
@@ -231,10 +231,14 @@ def _item_scores(gold: dict, seeds: list, tasks: list, items: str) -> dict:
 def rederive(f: dict, run_dir, project) -> dict:
     """Finding `f` recomputed from its inputs (the committed predictions it names) by today's intervals: the same claim,
     paper, direction, family, claim type, note and status; numbers, p-value and verdict of today."""
-    inputs = check_type(f.get("inputs"), "f['inputs']", dict, "a dict (the finding's inputs)")
+    _check_result(f, "f", ("claim", "inputs"), "a finding that names its inputs")
+    inputs = check_type(f["inputs"], "f['inputs']", dict, "a dict (the finding's inputs)")
+    check_choice(inputs.get("kind", "sts"), "inputs['kind']", ("sts", "items"))
     run_dir, project = check_path(run_dir, "run_dir"), check_path(project, "project")
     (ga, A, ia), (gb, B, ib) = _inputs_files(inputs, Path(run_dir), Path(project))
     tasks = list(check_type(inputs.get("tasks"), "inputs['tasks']", list, "a list of task names"))
+    if not tasks or not all(isinstance(t, str) for t in tasks):
+        raise ValueError(f"inputs['tasks'] must be a non-empty list of task names, got {tasks!r:.80}")
     if inputs.get("kind") == "items":
         a, b = (_item_scores(g, S, tasks, inputs.get("items")) for g, S in ((ga, A), (gb, B)))
         r = paired_task_items(a, b)
