@@ -18,7 +18,7 @@ from .claims import read_claims as _read_claims, read_sesoi as _read_sesoi
 # %% auto #0
 __all__ = ['MIN_SEEDS', 'ADJUSTABLE', 'RULE', 'RULE_V1', 'finding', 'bootstrap_finding', 'seed_finding', 'correlation_finding',
            'apply_rule', 'rederive', 'verdict_table', 'measured_tables', 'judged_findings', 'build_details',
-           'headline_verdicts', 'build_report', 'write_reports']
+           'headline_verdicts', 'judged_text', 'judged_by_claim', 'build_report', 'write_reports']
 
 # %% ../nbs/92_report.ipynb #ic05
 def _check_finding_args(claim, numbers: dict) -> None:
@@ -456,6 +456,30 @@ def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
     for claim, items in list(groups.items())[:max_rows]:
         out.append(f"| {claim} | " + " · ".join(one(label, f) for label, f in items) + " |")
     if len(groups) > max_rows: out.append(f"| … {len(groups) - max_rows} more claims | [DETAILS.md](DETAILS.md) |")
+    return out
+
+# %% ../nbs/92_report.ipynb #jt01
+def judged_text(f: dict, unit: str = "") -> str:
+    """A judged finding (`judged_findings`) in words: its verdict, ours [95 % CI, unadjusted], Holm's p within its
+    family where adjusted, the smallest effect of interest for *negligible*; *same model*: one model, no interval."""
+    f = _check_result(f, "f", ("verdict",), "a judged finding")
+    v = f["verdict"]
+    if v == "same model":
+        return "same model (both sides are one model: every per-pair prediction agrees within 1e-6; no interval)"
+    if f.get("lo") is None or f.get("hi") is None: return f"{v} (no interval in the stored run)"
+    k = 3 if max(abs(f["lo"]), abs(f["hi"])) < 0.1 else 2               # as the reports print it
+    ci = f"{f['ours']:+.{k}f} [{f['lo']:+.{k}f}, {f['hi']:+.{k}f}]{unit}"
+    holm = (f"; Holm p {f['p_holm']:.2g} within {f['family']}, {f['family_size']} claim"
+            f"{'s' if f['family_size'] != 1 else ''}") if f.get("p_holm") is not None else ""
+    out = f"{v}, ours {ci} (95 % CI, unadjusted{holm})"
+    return out + (f", within ±{f['sesoi']:g}, the smallest effect of interest" if v == "negligible" else "")
+
+def judged_by_claim(run_dir, paper_dir, statuses: list[dict] | None = None) -> dict:
+    "claim -> its finding as the reports judge it (`judged_findings`); two findings of one claim are an error."
+    out = {}
+    for f in judged_findings(run_dir, paper_dir, statuses):
+        if f["claim"] in out: raise ValueError(f"{run_dir}: two findings claim {f['claim']!r}")
+        out[f["claim"]] = f
     return out
 
 # %% ../nbs/92_report.ipynb #c034e

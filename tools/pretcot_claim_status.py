@@ -13,6 +13,7 @@ JSON. Rows about other models (and claims.csv's "Smallest effect of interest" ro
 it regenerates NOTES.md's "not reproduced here" list (`claims.update_notes`).
 tests/test_claims_status.py runs `--check`: a record read back without this step fails CI."""
 import argparse, csv, io, sys
+from sentemb_lit.report import judged_text   # the verdict in words, as the reports print it
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,34 +34,15 @@ TASKS = ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")
 
 
 def judged(run_dir=RUNS) -> dict:
-    "claim -> its finding as the reports judge it (`sentemb_lit.report.judged_findings` of the run folder)."
-    from sentemb_lit.data import data_root
-    from sentemb_lit.report import judged_findings
-    data_root()                       # the STS files name the pairs sharing a sentence: without them intervals differ
-    out = {}
-    for f in judged_findings(run_dir, PAPER):
-        if f["claim"] in out: raise ValueError(f"{run_dir}: two findings claim {f['claim']!r}")
-        out[f["claim"]] = f
-    return out
+    "claim -> its finding as the reports judge it (`sentemb_lit.report.judged_by_claim` of the run folder)."
+    from sentemb_lit.report import judged_by_claim
+    return judged_by_claim(run_dir, PAPER)
 
 
 def ours_ci(f: dict) -> str:
     "ours [lo, hi], with three decimals where two would blur an interval under 0.1 (as the reports print it)."
     k = 3 if max(abs(f["lo"]), abs(f["hi"])) < 0.1 else 2
     return f"{f['ours']:+.{k}f} [{f['lo']:+.{k}f}, {f['hi']:+.{k}f}]"
-
-
-def judged_text(f: dict) -> str:
-    """A judged finding in words: its verdict, ours [95 % CI, unadjusted], Holm's p within its family where the verdict
-    is Holm-adjusted, the smallest effect of interest for *negligible*; *same model*: one model, no interval."""
-    v = f["verdict"]
-    if v == "same model":
-        return "same model (both sides are one model: every per-pair prediction agrees within 1e-6; no interval)"
-    if f.get("lo") is None or f.get("hi") is None: return f"{v} (no interval in the stored run)"
-    holm = (f"; Holm p {f['p_holm']:.2g} within {f['family']}, {f['family_size']} claim"
-            f"{'s' if f['family_size'] != 1 else ''}") if f.get("p_holm") is not None else ""
-    out = f"{v}, ours {ours_ci(f)} (95 % CI, unadjusted{holm})"
-    return out + (f", within ±{f['sesoi']:g}, the smallest effect of interest" if v == "negligible" else "")
 
 
 def not_a_gain(f: dict) -> str:
