@@ -10,6 +10,7 @@ sharing a sentence counted as dependent, each part of the interval at its own qu
 smallest effect of interest of claims.csv). A one-off of issue 42; nothing else reads these files.
 """
 import argparse, sys
+from sentemb_lit.report import MIN_SEEDS
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +47,9 @@ def why(old: dict, new: dict) -> str:
     "Which part of the rule changed the verdict."
     v, un = new["verdict"], new.get("verdict_unadjusted", new["verdict"])
     if v == "same model": return "every per-pair prediction of the two sides agrees within 1e-6: one model"
-    if v == "needs more seeds": return "trained systems with fewer than 3 seeds (the interval's coverage is shown from 3)"
+    if v == "needs more seeds":
+        return (f"trained systems from {new['n_seeds']} seeds: the interval covers inside [93 %, 97 %] from "
+                f"{MIN_SEEDS} (nbs/93), so {new['seeds_needed']} more")
     if v == "negligible": return f"the whole interval lies within ±{new['sesoi']:g} (the smallest effect of interest)"
     if un == old.get("verdict") and new.get("p_holm") is not None:
         return f"Holm within {new['family']} ({new['family_size']} claims): p {new['p']:.2g} → {new['p_holm']:.2g}"
