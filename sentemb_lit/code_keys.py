@@ -37,7 +37,7 @@ def _check_running_code(package=None, started=None) -> None:
 # %% ../nbs/05b_code_keys.ipynb #k005
 def _module_file(module) -> Path:
     if isinstance(module, Path): return module
-    name = module if "." in module else f"sentemb_lit.{module}"
+    name = module if module.split(".")[0] == "sentemb_lit" else f"sentemb_lit.{module}"   # 'jtcse.losses' too
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.origin: raise ValueError(f"code_hash: no module {name!r}")
     return Path(spec.origin)
@@ -69,22 +69,28 @@ def code_hash(*modules) -> str:
             raise ValueError(f"code_hash: give modules or entry points ('module.name'), not both: {modules!r}")
         return code_alias(fingerprint({"reached": reached_code(*roots)}))
     if not modules:
-        pkg = Path(importlib.util.find_spec("sentemb_lit").origin).parent
-        modules = tuple(p for p in sorted(pkg.glob("*.py")) if p.name != "_modidx.py")
+        pkg, modules = _package_dir(), tuple(p for p in sorted(_package_dir().rglob("*.py")) if p.name != "_modidx.py")
+        return fingerprint({p.relative_to(pkg).as_posix(): _code_text(p) for p in modules})   # subfolders too
     return fingerprint({_module_file(m).name: _code_text(_module_file(m)) for m in modules})
 
 # %% ../nbs/05b_code_keys.ipynb #k008
-def _import_target(node, pkg_name: str):
-    "The package module an ImportFrom reads from ('' for `from . import x`), or None for a foreign one."
-    if node.level == 1: return node.module or ""
-    if node.level == 0 and node.module and node.module.split(".")[0] == pkg_name:
-        return node.module.partition(".")[2]
-    return None
+def _import_target(node, pkg_name: str, here: str = ""):
+    """The package module an ImportFrom reads from, dotted from the package root, or None for a foreign one; `here` is
+    the importing module's dotted name ('jtcse.step'; 'jtcse.__init__' for a subpackage's own file), so that nbdev's
+    relative imports at every level resolve (`from ..core.io import x` in 'jtcse.step' reads 'core.io')."""
+    if node.level == 0:
+        ok = node.module and node.module.split(".")[0] == pkg_name
+        return node.module.partition(".")[2] if ok else None
+    parts = here.split(".")[:-1]                                       # the package that holds `here`
+    if node.level - 1 > len(parts): return None                        # above the package root: not ours
+    base = parts[:len(parts) - (node.level - 1)] + ([node.module] if node.module else [])
+    return ".".join(base)
 
-def _module_index(path: Path, pkg_name: str) -> tuple[dict, dict]:
-    "(name -> the top-level nodes that make it, alias -> (module, name or None for a module)) of one package module."
+def _module_index(path: Path, pkg_name: str, here: str | None = None) -> tuple[dict, dict]:
+    """(name -> the top-level nodes that make it, alias -> (module, name or None for a module)) of one package module;
+    `here`: its dotted name in the package (default: the file's stem, a top-level module)."""
     src = path.read_bytes()
-    return _parsed_index(str(path), pkg_name, src, hashlib.blake2b(src).hexdigest())
+    return _parsed_index(str(path), pkg_name, src, hashlib.blake2b(src).hexdigest(), here or path.stem)
 
 def _patched_class(node) -> str | None:
     "The class a fastcore `@patch` function extends (its first argument's annotation), else None."
@@ -100,7 +106,7 @@ def _extended_name(target) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 @functools.lru_cache(maxsize=256)
-def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str) -> tuple[dict, dict]:
+def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str, here: str) -> tuple[dict, dict]:
     """The parse behind `_module_index`, memoised on the file's bytes (an edited file is parsed again). A name maps to
     the tuple of nodes that make it: its definition, then every later statement that extends it (a `@patch`ed method,
     an assignment `Cls.attr = …`), so reaching a class reaches the methods attached to it after its body."""
@@ -119,9 +125,10 @@ def _parsed_index(path: str, pkg_name: str, src: bytes, digest: str) -> tuple[di
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name) and n.id != "__all__": defs[n.id] = (node,)
     for node in ast.walk(tree):                                # imports inside functions count too
-        if isinstance(node, ast.ImportFrom) and (mod := _import_target(node, pkg_name)) is not None:
-            for a in node.names:
-                imports[a.asname or a.name] = (a.name, None) if mod == "" else (mod, a.name)
+        if isinstance(node, ast.ImportFrom) and (mod := _import_target(node, pkg_name, here)) is not None:
+            for a in node.names:                               # `from . import x` / `from .. import x`: a module
+                imports[a.asname or a.name] = (f"{mod}.{a.name}".lstrip("."), None) if not node.module \
+                    else (mod, a.name)
         elif isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] == pkg_name and "." in a.name and a.asname:
@@ -154,9 +161,11 @@ def _walk(roots: tuple, package: str, stamps: tuple, neutral: frozenset) -> tupl
     pkg, index = Path(package), {}
     def module(m):
         if m not in index:
-            path = pkg / f"{m.replace('.', '/')}.py"
-            if not path.is_file(): raise ValueError(f"reached_code: no module {m!r} in {pkg.name}")
-            index[m] = _module_index(path, pkg.name)
+            path, init = pkg / f"{m.replace('.', '/')}.py", pkg / m.replace(".", "/") / "__init__.py"
+            if not path.is_file() and not init.is_file():
+                raise ValueError(f"reached_code: no module {m!r} in {pkg.name}")
+            index[m] = _module_index(path, pkg.name, m) if path.is_file() else _module_index(init, pkg.name,
+                                                                                              f"{m}.__init__")
         return index[m]
     resolve = lambda m, name: _resolve(index, m, name, module)
     todo, seen, out = [tuple(r.removeprefix(f"{pkg.name}.").rsplit(".", 1)) for r in roots], set(), {}

@@ -154,13 +154,13 @@ def _refs(nodes, names: set, methods: dict, foreign: set, owner: str | None = No
     return out
 
 # %% ../nbs/05c1_raise_handlers.ipynb #rh1d
-def _foreign_names(path: Path, pkg_name: str) -> set:
-    "Names a module binds by importing from outside the package."
+def _foreign_names(path: Path, pkg_name: str, here: str = "") -> set:
+    "Names a module binds by importing from outside the package (`here`: its dotted name, for relative imports)."
     out = set()
     for node in ast.walk(ast.parse(path.read_bytes())):
         if isinstance(node, ast.Import):
             out |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] != pkg_name}
-        elif isinstance(node, ast.ImportFrom) and _import_target(node, pkg_name) is None:
+        elif isinstance(node, ast.ImportFrom) and _import_target(node, pkg_name, here) is None:
             out |= {a.asname or a.name for a in node.names}
     return out
 
@@ -170,7 +170,10 @@ def _catch_map(found: dict, index: dict, pkg: Path) -> tuple[dict, dict]:
     names = set(found)
     classes = {n: node for defs, _ in index.values() for n, nodes in defs.items() for node in nodes
                if isinstance(node, ast.ClassDef)}
-    foreign = set().union(*(_foreign_names(pkg / f"{m.replace('.', '/')}.py", pkg.name) for m in index))
+    file = lambda m: next(p for p in (pkg / f"{m.replace('.', '/')}.py", pkg / m.replace(".", "/") / "__init__.py")
+                          if p.is_file())
+    foreign = set().union(*(_foreign_names(file(m), pkg.name, m if file(m).stem != "__init__" else f"{m}.__init__")
+                            for m in index))
     methods = {}
     for name, pairs in found.items():
         for _, node in pairs:                         # a class body, a @patch method, an assignment Cls.attr = …
