@@ -58,7 +58,7 @@ check-export: setup
 # notebooks are committed clean (nbdev_clean: no execution timestamps, nbdev's key order); jupyter_hooks in
 # settings.ini keeps a JupyterLab save clean, `make setup` installs nbdev's git hooks
 check-clean: setup
-	@before=$$(md5sum nbs/*.ipynb | md5sum); $(BIN)/nbdev_clean; after=$$(md5sum nbs/*.ipynb | md5sum); \
+	@before=$$($(NBS_MD5)); $(BIN)/nbdev_clean; after=$$($(NBS_MD5)); \
 	if [ "$$before" != "$$after" ]; then echo "FAIL: nbdev_clean changed notebooks (commit them clean)"; \
 	git status --short nbs; exit 1; fi; echo "notebooks clean"
 
@@ -68,12 +68,12 @@ docs-proc: setup
 	rm -rf _proc
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -c "from nbdev.serve import proc_nbs; proc_nbs(path='nbs', n_workers=2)"
 
-# derivation notebooks under nbdev_test; experiment notebooks (those with a `parameters` cell) run once, through
-# papermill, as users run them (`smoke`)
-EXPERIMENTS = $(shell $(BIN)/python -c "import glob, os; from sentemb_lit.reproduce import has_parameters_cell as h; \
-	print('|'.join(os.path.basename(p) for p in sorted(glob.glob('nbs/*.ipynb')) if h(p)))")
+# derivation notebooks (every folder of nbs/ but experiments/) under nbdev_test; the experiment notebooks
+# (nbs/experiments/, each with a `parameters` cell) run once, through papermill, as users run them (`smoke`)
+NBS_MD5 = find nbs -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort | xargs md5sum | md5sum
 nbtest: setup
-	$(BIN)/nbdev_test --n_workers 2 --timing --skip_file_re '^([_.]|$(EXPERIMENTS))'
+	@echo "derivation notebooks: $$(find nbs -name '[0-9]*.ipynb' -not -path 'nbs/experiments/*' -not -path '*/.ipynb_checkpoints/*' | wc -l); experiments (smoke): $$(ls nbs/experiments/*.ipynb | wc -l)"
+	$(BIN)/nbdev_test --n_workers 2 --timing --skip_folder_re '^([_.]|experiments$$)'
 
 smoke: setup
 	$(BIN)/sentemb-lit reproduce --profile smoke
@@ -111,6 +111,6 @@ clean:
 fuzz: setup
 	SENTEMB_FUZZ_EXAMPLES=200 $(BIN)/pytest -q -p no:cacheprovider tests/test_properties.py
 
-# the tests that touch hashing under PYTHONHASHSEED 0..39, one pytest run per salt (tools/hash_salt_sweep.py)
+# the tests that touch hashing under PYTHONHASHSEED 0..39, one pytest run per salt (tests/hash_salt_sweep.py)
 hash-salt: setup
-	$(BIN)/python tools/hash_salt_sweep.py
+	$(BIN)/python tests/hash_salt_sweep.py

@@ -10,19 +10,19 @@ import numpy as np
 import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
-from .chains import ranking_prompt
-from .checks import check_flag, check_float_array, check_positive_int, check_sentences
-from .decoding import directional_generate, hf_guided_generate_batch
-from .prompting import PromptEncoder
-from .cross_attention import cls_energy
-from .twin import TwinTowerEncoder, _check_tower
+from .ranking.chains import ranking_prompt
+from .core.checks import check_flag, check_float_array, check_positive_int, check_sentences, check_type
+from .ranking.decoding import directional_generate, hf_guided_generate_batch
+from .prompting.prompt_embedding import BATCH_OVERHEAD_TOKENS, PromptEncoder, _token_batches
+from .jtcse.cross_attention import cls_energy
+from .jtcse.twin import TwinTowerEncoder, _check_tower
 
 _log = logging.getLogger(__name__)             # the library logs; the CLI and the notebooks print
 
 # %% auto #0
-__all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'matmul_flops_per_s', 'bench_twin_step', 'bert_macs', 'inference_macs',
-           'model_cls_energy', 'energy_sts_correlation', 'bench_decoding', 'bench_prompting', 'senteval_sts_encoding',
-           'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_main']
+__all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'IMPORT_FLOORS', 'matmul_flops_per_s', 'bench_twin_step', 'bert_macs',
+           'inference_macs', 'model_cls_energy', 'energy_sts_correlation', 'bench_decoding', 'prefix_cache_bound',
+           'bench_prompting', 'senteval_sts_encoding', 'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def _sync():
@@ -74,8 +74,8 @@ def _autocast(tower, dtype):
 
 def _twin_step(tower_1, tower_2, ids, mask, cael_k, autocast=None):
     "One lockstep training step of the twin towers (CAEL every `cael_k` layers; None: no cross-attention)."
-    from sentemb_lit.cross_attention import lockstep_forward
-    from sentemb_lit.losses import jtcse_loss
+    from sentemb_lit.jtcse.cross_attention import lockstep_forward
+    from sentemb_lit.jtcse.losses import jtcse_loss
     terms = "all" if cael_k else ("nce", "icnce", "ictm")
     def step():
         with _autocast(tower_1, autocast):
@@ -86,7 +86,7 @@ def _twin_step(tower_1, tower_2, ids, mask, cael_k, autocast=None):
 
 def _independent_step(tower_1, tower_2, ids, mask, autocast=None):
     "One training step of two towers trained apart, each with its own InfoNCE."
-    from sentemb_lit.losses import info_nce
+    from sentemb_lit.jtcse.losses import info_nce
     def step():
         for t in (tower_1, tower_2):
             with _autocast(t, autocast):
@@ -101,7 +101,7 @@ def bench_twin_step(tower_1=None, tower_2=None, tokenizer=None, batch_size: int 
     and two independent towers. The batch lives on the towers' device; `autocast` (e.g. torch.bfloat16) runs the
     forward passes and losses in mixed precision, as GPU training does."""
     import copy
-    from sentemb_lit.models import load_encoder
+    from sentemb_lit.core.models import load_encoder
     check_positive_int(batch_size, "batch_size"); check_positive_int(repeats, "repeats")
     if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 2:
         raise ValueError(f"seq_len must be an int ≥ 2, got {seq_len!r}")
@@ -112,7 +112,8 @@ def bench_twin_step(tower_1=None, tower_2=None, tokenizer=None, batch_size: int 
     for name, t in (("tower_1", tower_1), ("tower_2", tower_2)): _check_tower(t, name)
     device = next(tower_1.parameters()).device
     if next(tower_2.parameters()).device != device:
-        raise ValueError(f"tower_1 and tower_2 must be on one device, got {device} and {next(tower_2.parameters()).device}")
+        raise ValueError(f"tower_1 and tower_2 must be on one device, got {device} and "
+                         f"{next(tower_2.parameters()).device}")
     ids = torch.randint(1000, 2000, (2 * batch_size, seq_len), device=device)
     ids[:, 0] = tokenizer.cls_token_id
     mask = torch.ones_like(ids)
@@ -229,11 +230,12 @@ def _bench_row(bs: int, n: int, m: dict) -> dict:
 def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Sequence[int] = (1, 16), lam: float = 0.5,
                    max_new_tokens: int = 48, n_batch1: int = 4, repeats: int = 2, model=None, tokenizer=None,
                    sentences: Sequence[str] | None = None) -> dict:
-    """Log (INFO) and return tokens/s of directional_generate vs transformers' guidance-scale generate, and token identity.
+    """Log (INFO) and return tokens/s of directional_generate vs transformers' guidance-scale generate, and token
+    identity.
     Each measurement alternates ours / transformers `repeats` times and keeps the fastest of each (noisy machines).
     `sentences` (default `BENCH_SENTENCES`, 16) are the sources; a batch of B needs B of them."""
     if model is None:
-        from sentemb_lit.models import load_causal_lm
+        from sentemb_lit.core.models import load_causal_lm
         model, tokenizer = load_causal_lm(model_name)
     sents = BENCH_SENTENCES if sentences is None else check_sentences(sentences)
     conds = [ranking_prompt(tokenizer, s) for s in sents]
@@ -251,7 +253,7 @@ def bench_decoding(model_name: str = "smollm2-135m-instruct", batch_sizes: Seque
 # %% ../nbs/91_bench.ipynb #c026
 def _bench_sentences(n: int) -> list[str]:
     "The first `n` distinct sentences of STS-B dev."
-    from sentemb_lit.data import load_sts
+    from sentemb_lit.core.data import load_sts
     d = load_sts("stsb", "dev")
     return list(dict.fromkeys(d.sentences1 + d.sentences2))[:n]
 
@@ -262,6 +264,27 @@ def _print_bench(res: dict, model) -> None:
         _log.info(f"  {k:22s} {v:8.1f} sentences/s")
     _log.info(f"  prefix cache speed-up (batched): {res['cache_speedup']:.2f}x; cached batched vs one-by-one: "
               f"{res['vs_one_by_one']:.2f}x; max |diff| {res['max_abs_diff']:.2e}")
+    b = res["tokens"]
+    _log.info(f"  tokens through the model (the encoder's plan): uncached {b['uncached_tokens']} in "
+              f"{b['uncached_batches']} batches, cached {b['cached_tokens']} in {b['cached_batches']}; the cache can "
+              f"buy at most {b['bound']:.2f}x, measured {res['cache_speedup'] / b['bound']:.0%} of it")
+
+# %% ../nbs/91_bench.ipynb #c026c
+def prefix_cache_bound(encoder: PromptEncoder, sentences: Sequence[str], batch_size: int | None = None) -> dict:
+    """Padded tokens and batches of `encoder`'s plan for the distinct `sentences`, uncached and with the prefix cache,
+    their ratio, and `bound`: the most the cache can buy at equal cost per token (the formula above)."""
+    check_type(encoder, "encoder", PromptEncoder)
+    bs = encoder.batch_size if batch_size is None else check_positive_int(batch_size, "batch_size")
+    uniq = list(dict.fromkeys(check_sentences(sentences)))
+    overhead = BATCH_OVERHEAD_TOKENS if encoder.device.type == "cpu" else None
+    def plan(cached: bool) -> tuple[int, int]:
+        parts = encoder._plan(uniq, cached)
+        lens = [len(r) for _, r in parts]
+        batches = _token_batches([len(p) for p, _ in parts], lens, bs, overhead)
+        return sum(len(idx) * max(lens[i] for i in idx) for _, idx in batches), len(batches)
+    (u, nu), (c, nc), c0 = plan(False), plan(True), overhead or 0
+    return {"prefix_tokens": len(encoder.prefix_ids), "uncached_tokens": u, "uncached_batches": nu,
+            "cached_tokens": c, "cached_batches": nc, "token_ratio": u / c, "bound": (u + nu * c0) / (c + nc * c0)}
 
 # %% ../nbs/91_bench.ipynb #c026b
 def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instruct", template: str = "ke",
@@ -270,7 +293,7 @@ def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instru
     """Sentences/s of a prompt encoder with the prefix cache vs without, and vs one-by-one encoding. The three ways
     alternate `repeats` times and the fastest run of each is kept (noisy machines)."""
     if model is None:
-        from sentemb_lit.models import load_causal_lm
+        from sentemb_lit.core.models import load_causal_lm
         model, tokenizer = load_causal_lm(name)
     sentences = check_sentences(_bench_sentences(n) if sentences is None else sentences)
     enc = PromptEncoder(model, tokenizer, template=template, batch_size=batch_size)
@@ -288,15 +311,16 @@ def bench_prompting(model=None, tokenizer=None, name: str = "smollm2-135m-instru
            "threads": torch.get_num_threads(), "sent_per_s": runs,
            "cache_speedup": runs["cached, batched"] / runs["uncached, batched"],
            "vs_one_by_one": runs["cached, batched"] / runs["uncached, one-by-one"],
-           "max_abs_diff": max(float(np.abs(e - base).max()) for e in embs.values())}
+           "max_abs_diff": max(float(np.abs(e - base).max()) for e in embs.values()),
+           "tokens": prefix_cache_bound(enc, sentences, batch_size)}
     if check_flag(verbose, "verbose"): _print_bench(res, model)
     return res
 
 # %% ../nbs/91_bench.ipynb #c0102
 def senteval_sts_encoding(encode, tasks=None, variant: str = "senteval", batch_size: int = 128, limit=None) -> int:
     "Encode the STS test sets as SentEval does (per subset, sorted by lengths, sentence 1 and 2 apart, no dedup)."
-    from sentemb_lit.data import STS_TASKS, load_sts
-    from sentemb_lit.evaluation import _strided
+    from sentemb_lit.core.data import STS_TASKS, load_sts
+    from sentemb_lit.core.evaluation import _strided
     n = 0
     for t in tasks or STS_TASKS:
         d = _strided(load_sts(t, "test", variant), limit)
@@ -313,8 +337,8 @@ def senteval_sts_encoding(encode, tasks=None, variant: str = "senteval", batch_s
 def bench_sts_eval(encoder=None, name: str = "minilm-l6", pooling: str = "mean", variant: str = "senteval",
                    batch_size: int = 128, limit=None, repeats: int = 1) -> dict:
     "Seconds of `evaluate_sts` and of SentEval's encoding procedure with the same encoder, and their ratio."
-    from sentemb_lit.evaluation import evaluate_sts
-    from sentemb_lit.models import SentenceEncoder
+    from sentemb_lit.core.evaluation import evaluate_sts
+    from sentemb_lit.core.models import SentenceEncoder
     enc = encoder or SentenceEncoder.from_name(name, pooling=pooling, batch_size=batch_size)
     ours = _time(lambda: evaluate_sts(enc, variant=variant, limit=limit), repeats)
     senteval = _time(lambda: senteval_sts_encoding(enc.encode, variant=variant, batch_size=batch_size, limit=limit),
@@ -322,7 +346,9 @@ def bench_sts_eval(encoder=None, name: str = "minilm-l6", pooling: str = "mean",
     return {"evaluate_sts_s": ours, "senteval_procedure_s": senteval, "ratio": ours / senteval}
 
 # %% ../nbs/91_bench.ipynb #c0106
-IMPORT_ROWS = ("cli", "models", "jtcse")
+IMPORT_ROWS = ("cli", "core.models", "jtcse.train")
+IMPORT_FLOORS = {"torch": "import torch",                                # label -> what a module must import anyway
+                 "torch + transformers.PreTrainedModel": "import torch; from transformers import PreTrainedModel"}
 
 def _wall(cmd: list[str], repeats: int) -> float:
     "Best wall time (s) of running `cmd` in a fresh process."
@@ -334,22 +360,25 @@ def _wall(cmd: list[str], repeats: int) -> float:
         best = min(best, time.perf_counter() - t0)
     return best
 
-def bench_imports(modules: Sequence[str] = IMPORT_ROWS, repeats: int = 3) -> dict:
-    "Seconds to import each `sentemb_lit.<module>` in a fresh interpreter, and `sentemb-lit --help` (best of repeats)."
+def bench_imports(modules: Sequence[str] = IMPORT_ROWS, repeats: int = 3, floors: dict = IMPORT_FLOORS) -> dict:
+    """Seconds to import each `sentemb_lit.<module>` in a fresh interpreter, and `sentemb-lit --help`, beside the
+    floors (`floors`: label -> the statement a fresh interpreter runs), each the best of `repeats`."""
     import sys
-    from sentemb_lit.checks import check_positive_int
     check_positive_int(repeats, "repeats")
-    base = _wall([sys.executable, "-c", "pass"], repeats)                    # the interpreter's own start
+    check_type(floors, "floors", dict, "a dict label -> Python statement")
+    for k, v in floors.items(): check_type(v, f"floors[{k!r}]", str, "a Python statement")
+    base = {"python start": _wall([sys.executable, "-c", "pass"], repeats)}  # the interpreter's own start
+    base |= {f"floor: {k}": _wall([sys.executable, "-c", v], repeats) for k, v in floors.items()}
     out = {f"import {m}": _wall([sys.executable, "-c", f"import sentemb_lit.{m}"], repeats) for m in modules}
     out["sentemb-lit --help"] = _wall([sys.executable, "-c", "from sentemb_lit.cli import main; main(['--help'])"],
                                       repeats)
-    return {"python start": base} | out
+    return base | out
 
 # %% ../nbs/91_bench.ipynb #c0109
 def bench_meta() -> dict:
     "Where and on what a benchmark ran: machine, torch threads, date, the library's code hash."
     import datetime, os, platform
-    from sentemb_lit.code_keys import code_hash
+    from sentemb_lit.core.code_keys import code_hash
     return {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
             "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -364,6 +393,7 @@ def _print_twin(res: dict, peak: float, dtype: str = "float32"):
               f"{r['gflop_per_s']:6.1f} GFLOP/s ({100 * r['gflop_per_s'] * 1e9 / peak:4.1f}% of matmul peak)  "
               f"time ×{r['seconds'] / base:.2f} vs independent")
 
+# %% ../nbs/91_bench.ipynb #c012b
 def bench_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit bench", description="Speed benchmarks; ratios measured in one run.")
     p.add_argument("--only", choices=["twin", "decoding", "prompting", "sts", "imports", "all"], default="all")
@@ -372,7 +402,8 @@ def bench_main(argv=None) -> int:
                    help="cuda: the twin, decoding and prompting rows on the GPU")
     p.add_argument("--dtype", choices=["float32", "bfloat16"], default=None,
                    help="the models' dtype (default: float32 on cpu, bfloat16 on cuda)")
-    p.add_argument("--batch-size", type=int, default=None, help="the GPU rows' batch (default 64; cpu rows keep theirs)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="the GPU rows' batch (default 64; cpu rows keep theirs)")
     a = p.parse_args(argv)
     if a.device == "cuda" and not torch.cuda.is_available(): p.error("--device cuda: torch sees no CUDA device")
     if a.device == "cuda" and a.only in ("sts", "imports"): p.error(f"--only {a.only} is a CPU row; drop --device cuda")
@@ -382,7 +413,7 @@ def bench_main(argv=None) -> int:
     bs = a.batch_size or (64 if gpu else None)
     results = {}
     if a.only in ("twin", "all"):
-        from sentemb_lit.models import load_encoder
+        from sentemb_lit.core.models import load_encoder
         peak = matmul_flops_per_s(4096 if gpu else 1024, device=a.device, dtype=dtype)
         tower, tok = load_encoder("minilm-l6", device=a.device)
         b = bs or 32
@@ -393,7 +424,7 @@ def bench_main(argv=None) -> int:
         results["twin"]["matmul_peak_gflop_per_s"] = peak / 1e9
         _print_twin({k: v for k, v in results["twin"].items() if isinstance(v, dict)}, peak, str(dtype)[6:])
     if a.only in ("decoding", "prompting", "all"):                # one load serves both rows
-        from sentemb_lit.models import load_causal_lm
+        from sentemb_lit.core.models import load_causal_lm
         lm, ltok = load_causal_lm("smollm2-135m-instruct", device=a.device, dtype=dtype)
     if a.only in ("decoding", "all"):
         print("== directional decoding vs transformers guidance-scale generate ==")
@@ -415,6 +446,6 @@ def bench_main(argv=None) -> int:
         results["imports"] = bench_imports()
         for k, v in results["imports"].items(): print(f"  {k:<24} {v:6.2f} s")
     if a.json:
-        from sentemb_lit.io import atomic_write_json
+        from sentemb_lit.core.io import atomic_write_json
         atomic_write_json(a.json, json.loads(json.dumps({"meta": bench_meta()} | results, default=str)))
     return 0

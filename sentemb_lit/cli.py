@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse, json, logging, sys
 from pathlib import Path
 from typing import Sequence
-from .checks import check_positive_int
-from .data import DATA_ENV, STS_TASKS, fetch_data
-from .io import atomic_write_json, LockedError
+from .core.checks import check_positive_int
+from .core.data import DATA_ENV, STS_TASKS, fetch_data
+from .core.io import atomic_write_json, LockedError
 from .reproduce import PAPERS, rebuild_report, reproduce
 # torch, transformers, scipy and papermill load only when a command needs them, so `sentemb-lit --help` answers at once
 
@@ -47,10 +47,10 @@ def eval_sts_main(argv=None) -> int:
     p.add_argument("--data-root", default=None)
     p.add_argument("--json", default=None, help="also write the full results (with per-pair cosines) as JSON here")
     a = p.parse_args(argv)
-    from sentemb_lit.data import STS_TASKS
-    from sentemb_lit.evaluation import evaluate_sts
-    from sentemb_lit.models import SentenceEncoder
-    from sentemb_lit.results import markdown_table
+    from sentemb_lit.core.data import STS_TASKS
+    from sentemb_lit.core.evaluation import evaluate_sts
+    from sentemb_lit.core.models import SentenceEncoder
+    from sentemb_lit.core.results import markdown_table
     enc = SentenceEncoder.from_name(a.model, pooling=a.pooling, batch_size=a.batch_size)
     res = evaluate_sts(enc,
                        a.tasks or STS_TASKS, a.variant, a.aggregation, root=a.data_root, limit=a.limit)
@@ -73,7 +73,7 @@ def _name_value(s: str) -> tuple[str, object]:
 
 # %% ../nbs/90_cli.ipynb #c021
 def reproduce_main(argv=None) -> int:
-    from sentemb_lit.results import PROFILES
+    from sentemb_lit.core.results import PROFILES
     p = argparse.ArgumentParser(prog="sentemb-lit reproduce",
                                 description="Run the experiment notebooks with papermill and write the reports.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), help="repeatable; default: all papers")
@@ -82,7 +82,8 @@ def reproduce_main(argv=None) -> int:
     p.add_argument("--project", "--root", default=None,
                    help="project folder (default: $SENTEMB_ROOT or the enclosing clone)")
     p.add_argument("-p", "--param", action="append", type=_name_value, default=[], metavar="NAME=VALUE",
-                   help="a notebook parameter (True/False/None/numbers read as papermill -p does), given to the notebooks that declare it; repeatable")
+                   help="a notebook parameter (True/False/None/numbers read as papermill -p does), given to the "
+                        "notebooks that declare it; repeatable")
     a = p.parse_args(argv)
     summary = reproduce(a.paper, a.profile, project=a.project, timeout=a.timeout, params=dict(a.param) or None)
     failed = [f"{paper}/{s['notebook']}" for paper, r in summary.items() for s in r["statuses"] if s["status"] != "ok"]
@@ -114,8 +115,8 @@ def compare_main(argv=None) -> int:
     p.add_argument("--json", default=None, help="write the result as JSON to this file ('-': to stdout, no table)")
     a = p.parse_args(argv)
     from sentemb_lit.compare import encoder_from_spec, compare_encoders, comparison_table
-    from sentemb_lit.classifier import RECORD, SMOKE
-    from sentemb_lit.data import STS_TASKS
+    from sentemb_lit.evals.classifier import RECORD, SMOKE
+    from sentemb_lit.core.data import STS_TASKS
     enc = [encoder_from_spec(spec, pooling=pooling, batch_size=a.batch_size)
            for spec, pooling in ((a.a, a.pooling_a), (a.b, a.pooling_b))]
     r = compare_encoders(*enc, tasks=a.tasks or STS_TASKS, variant=a.variant, limit=a.limit, root=a.data_root,
@@ -129,7 +130,7 @@ def compare_main(argv=None) -> int:
 
 # %% ../nbs/90_cli.ipynb #87794625
 def report_main(argv=None) -> int:
-    from sentemb_lit.results import PROFILES
+    from sentemb_lit.core.results import PROFILES
     p = argparse.ArgumentParser(prog="sentemb-lit report", description="Rebuild REPORT.md from a stored run.")
     p.add_argument("--paper", action="append", choices=list(PAPERS), required=True)
     p.add_argument("--profile", default="cpu", choices=list(PROFILES))
@@ -142,7 +143,7 @@ def report_main(argv=None) -> int:
 def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokenizer=None) -> dict:
     """CLI `sentemb-lit generate-ranking`: returns {'done': finished chains in --out, 'new': chains written now}.
     `model`/`tokenizer` override --model (tests)."""
-    from sentemb_lit.chain_jobs import parse_job_args, read_sentences, run_ranking_job
+    from sentemb_lit.ranking.chain_jobs import parse_job_args, read_sentences, run_ranking_job
     settings, a = parse_job_args(sys.argv[1:] if argv is None else list(argv))
     everything = read_sentences(a.input)
     return run_ranking_job(settings, everything[:a.limit], a.out, model=model, tokenizer=tokenizer, device=a.device,
@@ -150,7 +151,7 @@ def generate_ranking_main(argv: Sequence[str] | None = None, model=None, tokeniz
 
 # %% ../nbs/90_cli.ipynb #c030
 def _embed_args(argv):
-    from sentemb_lit.prompting import TEMPLATES
+    from sentemb_lit.prompting.prompt_embedding import TEMPLATES
     ap = argparse.ArgumentParser(prog="sentemb-lit embed", description=(
         "Prompt-based sentence embeddings from a causal LM (PromptEOL / Pretended CoT / Knowledge Enhancement). "
         "One sentence per line. Under torchrun / accelerate launch the sentences are split over the processes."))
@@ -178,7 +179,7 @@ def _check_lines(lines: list[str]) -> list[str]:
 
 def _input_lines(path, stdin) -> list[str]:
     "The sentences of the file `path` (UTF-8; a bad byte named by file:line), else of `stdin` (text)."
-    from sentemb_lit.data import _decode_lines
+    from sentemb_lit.core.data import _decode_lines
     if path is not None:
         return _check_lines(_decode_lines(path, Path(path).read_bytes()))
     lines = (stdin or sys.stdin).read().split("\n")
@@ -203,7 +204,8 @@ def _write_embeddings(emb, out, stdout) -> None:
 def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> int:
     "CLI `sentemb-lit embed`: prompt embeddings of the input lines written as .npy (by the main process only)."
     import torch
-    from sentemb_lit.prompting import PromptEncoder, _process_state, encode_distributed, resolve_template
+    from sentemb_lit.prompting.prompt_embedding import (PromptEncoder, _process_state, encode_distributed,
+                                                        resolve_template)
     a = _embed_args(argv)
     template = a.template if a.template is not None else a.method
     resolve_template(template)  # fail fast, before loading a model
@@ -253,7 +255,7 @@ def fetch_data_main(argv: Sequence[str] | None = None) -> int:
     written = 0
     if sts: written = len(fetch_data(a.out, sts, {t: s for t, s in sources.items() if t in STS_TASKS})["written"])
     if len(sts) < len(tasks):
-        from sentemb_lit.transfer_data import fetch_transfer          # torch loads only for these tasks
+        from sentemb_lit.evals.transfer_data import fetch_transfer          # torch loads only for these tasks
         other = {t: s for t, s in sources.items() if t not in STS_TASKS}
         written = len(fetch_transfer(a.out, [t for t in tasks if t not in STS_TASKS], other)["written"])
     print(f"{written} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
@@ -296,11 +298,13 @@ class _PrintedLogs(logging.StreamHandler):
         super().emit(record)
 
 def _show_library_logs() -> None:
-    "The command shows what the library logs at INFO and above (logger `sentemb_lit`); one handler however often called."
+    """The command shows what the library logs at INFO and above (logger `sentemb_lit`); one handler however often
+    called."""
     log = logging.getLogger("sentemb_lit")
     if not any(isinstance(h, _PrintedLogs) for h in log.handlers): log.addHandler(_PrintedLogs())
     if log.level == logging.NOTSET or log.level > logging.INFO: log.setLevel(logging.INFO)
 
+# %% ../nbs/90_cli.ipynb #c025b
 def main(argv=None) -> int:
     "Entry point of the `sentemb-lit` command."
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -323,16 +327,6 @@ def main(argv=None) -> int:
         return 2 if isinstance(e, INPUT_ERRORS) else 1
     code = result if isinstance(result, int) else 0          # a summary (generate-ranking) means success
     if "torch" in sys.modules:                               # under torchrun: end without the teardown that can abort
-        from sentemb_lit.distributed import end_processes
+        from sentemb_lit.core.distributed import end_processes
         end_processes(code=code)
     return code
-
-# %% ../nbs/90_cli.ipynb #r20job1k
-from .moved import keep_old_paths
-
-# %% ../nbs/90_cli.ipynb #r20job1
-_MOVED = {"JOB_SETTINGS": "chains",
-          **{n: "reproduce" for n in ("PAPERS", "KERNEL_ARGS", "project_root", "has_parameters_cell",
-                                      "experiment_notebooks", "notebook_parameters", "scrub_paths", "run_notebook",
-                                      "write_reports", "reproduce_paper", "reproduce", "rebuild_report")}}
-keep_old_paths(__name__, _MOVED)

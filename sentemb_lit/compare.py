@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Callable, Sequence
-from .checks import check_type, check_number, check_choice, check_positive_int
-from .data import STS_TASKS
-from .evaluation import evaluate_sts, as_encode
-from .classifier import RECORD, ClassifierConfig
-from .transfer import MTEB_CLASSIFICATION, TRANSFER_TASKS, evaluate_transfer
-from .mteb_eval import evaluate_mteb_classification, mteb_item_scores
-from . import intervals
+from .core.checks import check_type, check_number, check_choice, check_positive_int
+from .core.data import STS_TASKS
+from .core.evaluation import evaluate_sts, as_encode
+from .evals.classifier import RECORD, ClassifierConfig
+from .evals.transfer import MTEB_CLASSIFICATION, TRANSFER_TASKS, evaluate_transfer
+from .evals.mteb import evaluate_mteb_classification, mteb_item_scores
+import sentemb_lit.stats.intervals as intervals
 
 # %% auto #0
 __all__ = ['PROMPT_PREFIX', 'OUTCOMES', 'encoder_from_spec', 'compare_encoders', 'comparison_table']
@@ -42,13 +42,13 @@ def encoder_from_spec(spec, pooling: str | None = None, batch_size: int = 64, de
     s = os.fspath(spec)
     if not s.strip(): raise ValueError("spec is empty: name a registry model, hub id, folder or prompt:<t>@<llm>")
     if s.startswith(PROMPT_PREFIX):
-        from sentemb_lit.prompting import PromptEncoder
+        from sentemb_lit.prompting.prompt_embedding import PromptEncoder
         template, llm, layer = _prompt_spec(s)
         return PromptEncoder.from_name(llm, template=template, layer=layer, device=device, batch_size=batch_size)
     if (Path(s) / "twin_config.json").is_file():
-        from sentemb_lit.twin import TwinTowerEncoder
+        from sentemb_lit.jtcse.twin import TwinTowerEncoder
         return TwinTowerEncoder.from_pretrained(s, device=device)
-    from sentemb_lit.models import SentenceEncoder
+    from sentemb_lit.core.models import SentenceEncoder
     return SentenceEncoder.from_name(s, pooling=pooling, device=device, batch_size=batch_size)
 
 # %% ../nbs/08_compare.ipynb #cm08
@@ -65,11 +65,14 @@ class _Encode:
 
 def _split_tasks(tasks) -> tuple[list, list, list]:
     "(STS tasks, SentEval transfer tasks, MTEB classification sets) of `tasks`, each known and named once."
-    tasks = (tasks,) if isinstance(tasks, str) else tuple(check_type(tasks, "tasks", (list, tuple), "a list of task names"))
+    tasks = (tasks,) if isinstance(tasks, str) else tuple(check_type(tasks, "tasks", (list, tuple),
+                                                                     "a list of task names"))
     for t in tasks: check_choice(t, "task", STS_TASKS + TRANSFER_TASKS + MTEB_CLASSIFICATION)
-    if not tasks or len(set(tasks)) != len(tasks): raise ValueError(f"tasks must be distinct and non-empty, got {tasks}")
+    if not tasks or len(set(tasks)) != len(tasks):
+        raise ValueError(f"tasks must be distinct and non-empty, got {tasks}")
     return tuple([t for t in tasks if t in group] for group in (STS_TASKS, TRANSFER_TASKS, MTEB_CLASSIFICATION))
 
+# %% ../nbs/08_compare.ipynb #cm08b
 def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "senteval", limit: int | None = None,
                      root=None, level: float = 0.95, names: tuple[str, str] | None = None,
                      transfer_cfg: ClassifierConfig = RECORD) -> dict:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json, os, subprocess, sys, time
 from pathlib import Path
 from typing import Sequence
+import numpy as np
 import torch
-from .checks import check_choice, check_flag, check_positive_int, check_sentences, check_type
+from .core.checks import check_choice, check_flag, check_number, check_positive_int, check_sentences, check_type
 
 # %% auto #0
-__all__ = ['KINDS', 'DTYPES', 'measure', 'peak_memory']
+__all__ = ['KINDS', 'DTYPES', 'LLAMA2_7B', 'TABLE1_ROWS', 'TABLE1_PAPER_GB', 'TABLE1_PAIRS', 'measure', 'peak_memory', 'findings',
+           'record', 'fmt', 'reading', 'readme']
 
 # %% ../nbs/09_memory.ipynb #me05
 def _status_mb(field: str) -> float:
@@ -49,7 +51,7 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 def _random_model(kind: str, name: str, device: str, dtype: torch.dtype):
     "The architecture of `name` from its config and tokenizer alone (no weights read), seeded random weights."
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
-    from sentemb_lit.model_cache import model_path
+    from sentemb_lit.core.model_cache import model_path
     path = model_path(name)
     cfg, tok = AutoConfig.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     cls = AutoModel if kind == "contrastive-step" else AutoModelForCausalLM
@@ -62,7 +64,8 @@ def _random_model(kind: str, name: str, device: str, dtype: torch.dtype):
     return model, tok
 
 def _load(kind: str, name: str, device: str = "cpu", dtype: str = "float32", random_init: bool = False):
-    from sentemb_lit import models, tiny_models
+    import sentemb_lit.core.models as models
+    import sentemb_lit.core.tiny_models as tiny_models
     dt = DTYPES[dtype]
     if name in ("tiny-bert", "tiny-llama"):
         m, tok = (tiny_models.tiny_bert if name == "tiny-bert" else tiny_models.tiny_llama)(0)
@@ -81,8 +84,8 @@ def _last_token_states(model, tok, texts: list[str], max_length: int) -> torch.T
 # %% ../nbs/09_memory.ipynb #me09
 def _step(kind: str, model, tok, sentences: list[str], template: str | None, max_length: int) -> None:
     "One step of `kind` on `sentences` (the model already loaded)."
-    from sentemb_lit.losses import info_nce
-    from sentemb_lit.prompting import PromptEncoder, fill_template
+    from sentemb_lit.jtcse.losses import info_nce
+    from sentemb_lit.prompting.prompt_embedding import PromptEncoder, fill_template
     if kind == "prompt-inference":
         PromptEncoder(model, tok, template=template or "pcot", batch_size=len(sentences)).encode(sentences)
         return
@@ -144,3 +147,149 @@ def peak_memory(kind: str, model: str, sentences: Sequence[str], template: str |
     if p.returncode != 0:
         raise RuntimeError(f"peak_memory({kind!r}, {model!r}) failed in its process: {p.stderr.strip()[-600:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+# %% ../nbs/09_memory.ipynb #me21
+LLAMA2_7B = dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+                 num_key_value_heads=32, max_position_embeddings=4096, rms_norm_eps=1e-5, hidden_act="silu")
+# row: (kind, architecture folder, template, dtype); SimCSE trains BERT in float32, the 7B rows run in bfloat16
+TABLE1_ROWS = {"SimCSE (fine-tuning, full)": ("contrastive-step", "bert-base-shape", None, "float32"),
+               "PromptEOL-style (fine-tuning, full)": ("prompt-finetune-step", "llama2-7b-shape", "eol", "bfloat16"),
+               "Pretended CoT (direct inference)": ("prompt-inference", "llama2-7b-shape", "pcot", "bfloat16"),
+               "Knowledge Enhancement (direct inference)": ("prompt-inference", "llama2-7b-shape", "ke", "bfloat16")}
+TABLE1_PAPER_GB = {"SimCSE (fine-tuning, full)": 58, "PromptEOL-style (fine-tuning, full)": 93,
+                   "Pretended CoT (direct inference)": 36, "Knowledge Enhancement (direct inference)": 39}
+# (a, b): the paper's claim that way a needs less memory than way b
+TABLE1_PAIRS = (("Pretended CoT (direct inference)", "PromptEOL-style (fine-tuning, full)"),
+                ("Knowledge Enhancement (direct inference)", "PromptEOL-style (fine-tuning, full)"),
+                ("Pretended CoT (direct inference)", "SimCSE (fine-tuning, full)"),
+                ("Knowledge Enhancement (direct inference)", "SimCSE (fine-tuning, full)"))
+
+def _check_keys(d, name: str, keys) -> dict:
+    "`d` if it is a dict holding every one of `keys`; else an error naming `name` and what it lacks."
+    check_type(d, name, dict)
+    if missing := [k for k in keys if k not in d]: raise ValueError(f"{name} has no {', '.join(map(repr, missing))}")
+    return d
+
+def _check_raw(raw) -> dict:
+    "`raw` if it holds the raw runs of every Table 1 row, as `tools/gpu_memory.py run` writes them."
+    _check_keys(raw, "raw", ("env", "batch", "max_length", "repeats", "runs"))
+    _check_keys(raw["env"], "raw['env']", ("device", "torch", "transformers", "gpu_total_mb"))
+    _check_keys(raw["runs"], "raw['runs']", TABLE1_ROWS)
+    for name, runs in raw["runs"].items():
+        check_choice(name, "row of raw['runs']", TABLE1_ROWS)
+        for i, r in enumerate(check_type(runs, f"raw['runs'][{name!r}]", list)):
+            where = f"raw['runs'][{name!r}][{i}]"
+            _check_keys(r, where, ("ok", "loaded_mb", "extra_mb") if _check_keys(r, where, ("ok",))["ok"] else ())
+    return raw
+
+# %% ../nbs/09_memory.ipynb #me22
+def findings(raw: dict) -> list[dict]:
+    """nb33's readings of the paper's relative claims in the raw runs `raw`: for each pair of `TABLE1_PAIRS`, how
+    much less memory (total, and above the loaded model) the first way needs, the range over every pair of processes;
+    a pair with a row whose processes all failed is left out."""
+    from sentemb_lit.stats.report import finding
+    _check_raw(raw)
+    def gb(name, what):
+        return np.array([(r["extra_mb"] + (r["loaded_mb"] if what == "total" else 0)) / 1024
+                         for r in raw["runs"][name] if r["ok"]])
+    out = []
+    for what, noun, basis in (("total", "memory", "total: loaded model + what the step adds, the paper's quantity"),
+                              ("extra", "memory above its loaded model", "above the loaded model")):
+        for a, b in TABLE1_PAIRS:
+            d = np.subtract.outer(gb(b, what), gb(a, what)).ravel()
+            if d.size == 0: continue
+            out.append(finding(
+                f"{a.split(' (')[0]} needs less {noun} than {b.split(' (')[0]} fine-tuning (Table 1)",
+                paper=TABLE1_PAPER_GB[b] - TABLE1_PAPER_GB[a], ours=float(d.mean()), lo=float(d.min()),
+                hi=float(d.max()),
+                basis=f"{basis}; GPU allocator peak, {raw['repeats']} fresh processes per row; range of the "
+                      "differences", unit="GB", family="memory (Table 1, GPU)", claim_type="memory difference"))
+    return out
+
+# %% ../nbs/09_memory.ipynb #me23
+def record(raw: dict) -> dict:
+    """The committed record of the raw runs `raw`: the runs themselves, the table's rows (means over the processes
+    that did not fail, in GB; None when all failed), the `findings`, and what the two architectures are."""
+    _check_raw(raw)
+    table = {}
+    for name, runs in raw["runs"].items():
+        ok = [r for r in runs if r["ok"]]
+        mean_gb = lambda f: float(np.mean([f(r) for r in ok]) / 1024) if ok else None
+        table[name] = {"model": TABLE1_ROWS[name][1], "dtype": TABLE1_ROWS[name][3], "ok": f"{len(ok)}/{len(runs)}",
+                       "loaded_gb": mean_gb(lambda r: r["loaded_mb"]), "extra_gb": mean_gb(lambda r: r["extra_mb"]),
+                       "total_gb": mean_gb(lambda r: r["loaded_mb"] + r["extra_mb"]),
+                       "paper_gb": TABLE1_PAPER_GB[name]}
+    return {"raw": raw, "table": table, "findings": findings(raw), "architectures": {
+        "bert-base-shape": "transformers BertConfig() defaults (bert-base-uncased: 12 x 768, 110M) + MiniLM's uncased "
+                           "WordPiece tokenizer",
+        "llama2-7b-shape": "LlamaConfig " + json.dumps(LLAMA2_7B) + " with SmolLM2's tokenizer (vocab 49,152 instead "
+                           "of LLaMA2's 32,000: +70M parameters)"},
+        "weights": "seeded random (random_init=True): memory depends on shapes, not on weight values"}
+
+# %% ../nbs/09_memory.ipynb #me24
+def fmt(x, nd: int = 1) -> str:
+    "The number `x` with `nd` decimals, or '—' for None (a row whose processes all failed)."
+    nd = check_positive_int(nd, "nd", minimum=0)
+    return "—" if check_number(x, "x", optional=True) is None else f"{x:.{nd}f}"
+
+# %% ../nbs/09_memory.ipynb #me25
+def reading(rec: dict) -> str:
+    "The record `rec`'s reading paragraph: what its table says, each number read from the record."
+    _check_keys(rec, "rec", ("raw", "table"))
+    t, raw = rec["table"], _check_raw(rec["raw"])
+    sim, eol = t["SimCSE (fine-tuning, full)"], t["PromptEOL-style (fine-tuning, full)"]
+    inf = [t["Pretended CoT (direct inference)"], t["Knowledge Enhancement (direct inference)"]]
+    if None in (sim["total_gb"], eol["total_gb"], inf[0]["total_gb"], inf[1]["total_gb"]):
+        return "**Reading.** A row failed; no reading."
+    same = all(len({(r["loaded_mb"], r["extra_mb"]) for r in runs if r["ok"]}) == 1 for runs in raw["runs"].values())
+    note = ("Both processes of every row gave the same bytes (the allocator is deterministic), so each range has "
+            "width 0 and the verdicts are exact for this batch. ") if same else ""
+    less = eol["total_gb"] - max(i["total_gb"] for i in inf)
+    within = max(abs(sim["extra_gb"] - i["extra_gb"]) for i in inf)
+    return (f"**Reading.** {note}"
+            f"Direct inference at the 7B shape needs {inf[0]['total_gb']:.1f} / {inf[1]['total_gb']:.1f} GB in all, "
+            f"{less:.1f} GB less than full fine-tuning of the same model "
+            f"({eol['total_gb']:.1f} GB: weights, gradients and AdamW's two moments, "
+            f"{eol['extra_gb'] / eol['loaded_gb']:.1f}x the weights above them): the first claim holds against full "
+            "fine-tuning. It does not carry over to the paper's QLoRA row by itself: 4-bit weights and low-rank "
+            "adapters remove most of that cost (the weights shrink about 4x and only the adapters carry gradients and "
+            "moments), so the comparison with QLoRA needs QLoRA kernels (bitsandbytes), which this library does not "
+            "use. Against SimCSE fine-tuning of BERT-base the claim "
+            f"turns on the batch: at {raw['batch']} sentences the BERT-base step needs {sim['total_gb']:.1f} GB in "
+            "all, less than the 7B model's weights alone, so on the paper's quantity (total) the claim does not hold "
+            f"here, and above the loaded model the two are within {within:.1f} "
+            f"GB either way. The paper's {sim['paper_gb']} GB for SimCSE implies a far larger batch or sequence length "
+            "than this record's; the paper does not state it, and the comparison with SimCSE is settled only at the "
+            "paper's batch.")
+
+# %% ../nbs/09_memory.ipynb #me26
+def readme(rec: dict) -> str:
+    "The README of the record `rec`, generated from it (no number typed by hand)."
+    _check_keys(rec, "rec", ("raw", "table", "findings"))
+    raw, env = _check_raw(rec["raw"]), rec["raw"]["env"]
+    rows = ["| way | architecture | dtype | processes ok | loaded GB | added by the step GB | total GB | paper GB |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, t in rec["table"].items():
+        rows.append(f"| {name} | {t['model']} | {t['dtype']} | {t['ok']} | {fmt(t['loaded_gb'])} | "
+                    f"{fmt(t['extra_gb'])} | {fmt(t['total_gb'])} | {t['paper_gb']} |")
+    fnd = ["| claim | paper (GB) | ours (GB) | range | verdict |", "|---|---|---|---|---|"]
+    for f in rec["findings"]:
+        fnd.append(f"| {f['claim']} | {f['paper']} | {f['ours']:.1f} | {f['lo']:.1f} to {f['hi']:.1f} | "
+                   f"{f['verdict']} |")
+    failed = [f"- {n}: {r['error']}" for n, runs in raw["runs"].items() for r in runs if not r["ok"]]
+    return "\n".join([
+        "# PretCoT Table 1 on a GPU, at the paper's model sizes (issue 27)", "",
+        f"Measured with `tools/gpu_memory.py` on one {env['device']} ({env['gpu_total_mb'] / 1024:.0f} GB; torch "
+        f"{env['torch']}, transformers {env['transformers']}) through `sentemb_lit.memory.peak_memory(..., "
+        "device=\"cuda\", random_init=True)`: each row one step in a fresh process, the allocator's peak "
+        f"(`torch.cuda.max_memory_allocated`), batch {raw['batch']} STS-B dev sentences, max_len {raw['max_length']}, "
+        f"{raw['repeats']} processes per row. The record is `table1_h100.json` (content-hashed); this README is "
+        "generated from it.", "",
+        "**What differs from the paper.** The weights are seeded random — a step's memory depends on the shapes, "
+        "not on the values. The LLaMA2-7B shape carries SmolLM2's 49,152-token vocabulary (+70M parameters). The "
+        "PromptEOL-style row trains every weight in bfloat16 with AdamW (no 4-bit QLoRA kernels in this library), "
+        "an upper bound of the paper's QLoRA row. The paper's batch sizes are not stated; one batch serves every row "
+        "here, so the totals are not the paper's totals, and the claims are relative.", "",
+        *rows, "", *(["Failed processes:", *failed, ""] if failed else []),
+        "The paper's claims, by nb33's rule (a claim holds when the whole range of the differences over every pair "
+        "of processes lies on the paper's side of zero):", "", *fnd, "", reading(rec), ""])

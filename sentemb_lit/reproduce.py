@@ -6,14 +6,15 @@
 from __future__ import annotations
 import configparser, datetime, json, os, shutil, sys, time
 from pathlib import Path
-from .checks import CorruptFileError, check_file, check_path, check_type, read_json
-from .io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusive
+from .core.checks import CorruptFileError, check_choice, check_file, check_path, check_type, read_json
+from .core.io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusive
 # papermill loads when a notebook runs, scipy and pandas when a report is written: importing the runner is quick
 
 
 # %% auto #0
-__all__ = ['PAPERS', 'KERNEL_ARGS', 'project_root', 'has_parameters_cell', 'experiment_notebooks', 'notebook_parameters',
-           'scrub_paths', 'run_notebook', 'write_reports', 'reproduce_paper', 'reproduce', 'rebuild_report']
+__all__ = ['PAPERS', 'EXPERIMENTS', 'KERNEL_ARGS', 'project_root', 'has_parameters_cell', 'experiment_notebooks',
+           'notebook_parameters', 'scrub_paths', 'run_notebook', 'write_reports', 'reproduce_paper', 'reproduce',
+           'rebuild_report']
 
 # %% ../nbs/90a_reproduce.ipynb #c005
 PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"),
@@ -21,6 +22,7 @@ PAPERS = {"baselines": ("04_baselines.ipynb",), "jtcse": ("13_jtcse_reproduction
           "pretcot_ke": ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb",
                          "33_pretcot_memory.ipynb"),
           "leaderboard": ("96_leaderboard.ipynb",)}      # last: it reads the other papers' committed predictions
+EXPERIMENTS = Path("nbs") / "experiments"              # the experiment notebooks' folder, in the project
 
 def _is_project(d: Path) -> bool:
     "Whether `d` has nbs/ and a settings.ini declaring lib_name = sentemb_lit."
@@ -120,7 +122,8 @@ def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int 
         last = str(e).strip().splitlines()[-1][:300] if str(e).strip() else ""
         status.update(status="failed", error=f"{type(e).__name__}: {last}")
     status["seconds"] = round(time.time() - t0, 1)
-    if (run_dir / nb.name).exists(): scrub_paths(run_dir / nb.name, cwd.parent)
+    project = next((d for d in (cwd, *cwd.parents) if _is_project(d)), cwd.parent)
+    if (run_dir / nb.name).exists(): scrub_paths(run_dir / nb.name, project)
     return status
 
 # %% ../nbs/90a_reproduce.ipynb #c010
@@ -151,8 +154,8 @@ def _promote(attempt: Path, record: Path) -> Path:
 
 # %% ../nbs/90a_reproduce.ipynb #c010w
 def write_reports(*args, **kwargs):
-    "`sentemb_lit.report.write_reports`, imported when a report is written (scipy and pandas load then)."
-    from sentemb_lit.report import write_reports as write
+    "`sentemb_lit.stats.report.write_reports`, imported when a report is written (scipy and pandas load then)."
+    from sentemb_lit.stats.report import write_reports as write
     return write(*args, **kwargs)
 
 # %% ../nbs/90a_reproduce.ipynb #c011
@@ -162,7 +165,7 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
     `params`: name -> value, each given to the notebooks whose parameters cell declares the name."""
     paper_dir = project / "papers" / paper
     record = paper_dir / "runs" / profile
-    notebooks = experiment_notebooks(paper, project / "nbs")
+    notebooks = experiment_notebooks(paper, project / EXPERIMENTS)
     with exclusive(record):
         for d in _sweep_attempts(record.parent, profile): print(f"[{paper}] removed the stale attempt {d.name}")
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
@@ -173,7 +176,7 @@ def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None
             where = (run_dir / nb.name).relative_to(project)
             print(f"[{paper}] {nb.name} (profile {profile}) → {where} …", flush=True)
             mine = {k: v for k, v in (params or {}).items() if k in notebook_parameters(nb)}
-            statuses.append(run_notebook(nb, run_dir, profile, project / "nbs", timeout, params=mine))
+            statuses.append(run_notebook(nb, run_dir, profile, project / EXPERIMENTS, timeout, params=mine))
             s = statuses[-1]
             print(f"[{paper}] {nb.name}: {s['status']} in {s['seconds']} s {s['error']}", flush=True)
         atomic_write_json(run_dir / "statuses.json", statuses)
@@ -203,15 +206,15 @@ def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | 
     """Run the experiment notebooks of `papers` at `profile`. Returns paper -> {'statuses', 'run_dir'}. `params`
     (name -> value, as papermill's `-p` reads them) go to the notebooks that declare them, e.g. {'seeds': ''}: nb14
     then trains nothing and reports what its ledger holds."""
-    from sentemb_lit.results import PROFILES
+    from sentemb_lit.core.results import PROFILES
     if profile not in PROFILES: raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}")
     project = project_root(project)
     print(f"project folder: {project}", flush=True)
     papers = list(PAPERS) if not papers else ([papers] if isinstance(papers, str) else list(papers))
     for p in papers:
         if p not in PAPERS: raise ValueError(f"Unknown paper {p!r}; choose from {tuple(PAPERS)}")
-        experiment_notebooks(p, project / "nbs")                # every listed notebook checked before any runs
-    _check_params(params, [nb for p in papers for nb in experiment_notebooks(p, project / "nbs")])
+        experiment_notebooks(p, project / EXPERIMENTS)                # every listed notebook checked before any runs
+    _check_params(params, [nb for p in papers for nb in experiment_notebooks(p, project / EXPERIMENTS)])
     summary = {}
     for paper in papers:
         statuses, run_dir = reproduce_paper(paper, profile, project, timeout, params)
@@ -220,13 +223,15 @@ def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | 
 
 # %% ../nbs/90a_reproduce.ipynb #c017
 def rebuild_report(paper: str, profile: str = "cpu", project=None) -> Path:
-    "Rewrite papers/<paper>/runs/<profile>/REPORT.md (and papers/<paper>/REPORT.md unless smoke) from the record."
+    """Rewrite papers/<paper>/runs/<profile>/REPORT.md (and papers/<paper>/REPORT.md unless smoke) from the record.
+    `paper` and `profile` are names of `PAPERS` and `PROFILES`, never paths: nothing is written outside the paper."""
+    from sentemb_lit.core.results import PROFILES
     project = project_root(project)
-    if paper not in PAPERS: raise ValueError(f"Unknown paper {paper!r}; choose from {tuple(PAPERS)}")
+    check_choice(paper, "paper", tuple(PAPERS)), check_choice(profile, "profile", PROFILES)
     paper_dir, run_dir = project / "papers" / paper, project / "papers" / paper / "runs" / profile
     if not run_dir.is_dir(): raise FileNotFoundError(f"no stored run {run_dir}; run `sentemb-lit reproduce` first")
     st = run_dir / "statuses.json"
-    statuses = json.loads(st.read_text()) if st.exists() else [
+    statuses = read_json(st, "statuses.json", list) if st.exists() else [
         {"notebook": p.name, "status": "ok", "seconds": "", "error": ""} for p in sorted(run_dir.glob("[0-9]*.ipynb"))]
     write_reports(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project),
                   promote=profile != "smoke")

@@ -16,13 +16,13 @@ def data_root():
 # tiny random models shared by the prompting tests (built once per module that uses them)
 @pytest.fixture(scope="module")
 def llama():
-    from sentemb_lit.tiny_models import tiny_llama
+    from sentemb_lit.core.tiny_models import tiny_llama
     return tiny_llama(seed=0)
 
 
 @pytest.fixture(scope="module")
 def bert():
-    from sentemb_lit.tiny_models import tiny_bert
+    from sentemb_lit.core.tiny_models import tiny_bert
     return tiny_bert(seed=0)
 
 
@@ -42,6 +42,6 @@ def no_network(monkeypatch):
 @pytest.fixture(scope="session")
 def minilm_mean(data_root):
     "all-MiniLM-L6-v2 with mean pooling (the reference encoder), loaded once for the tests that compare with mteb."
-    from sentemb_lit.models import SentenceEncoder, load_encoder
+    from sentemb_lit.core.models import SentenceEncoder, load_encoder
     model, tok = load_encoder("minilm-l6")
     return SentenceEncoder(model, tok, "mean", show_progress=False)

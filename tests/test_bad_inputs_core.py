@@ -3,8 +3,12 @@ import json, os, subprocess, sys, time, zlib
 from pathlib import Path
 import numpy as np
 import pytest
-from sentemb_lit import claims, code_keys, intervals, io, report
-from sentemb_lit.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
+import sentemb_lit.stats.claims as claims
+import sentemb_lit.core.code_keys as code_keys
+import sentemb_lit.stats.intervals as intervals
+import sentemb_lit.core.io as io
+import sentemb_lit.stats.report as report
+from sentemb_lit.core.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
                                     as_encode)
 
 EXE = Path(sys.executable).parent / "sentemb-lit"
@@ -62,7 +66,7 @@ def test_non_utf8_jsonl_is_named(tmp_path):
 def test_second_writer_is_refused_across_processes(tmp_path):
     # the holder says when it holds the lock (a file, not a guess at how long its start takes) and holds it until killed
     ready = tmp_path / "ready"
-    code = (f"from sentemb_lit.io import exclusive\nimport time, pathlib\nwith exclusive({str(tmp_path / 'out')!r}):\n"
+    code = (f"from sentemb_lit.core.io import exclusive\nimport time, pathlib\nwith exclusive({str(tmp_path / 'out')!r}):\n"
             f"    pathlib.Path({str(ready)!r}).touch()\n    time.sleep(3600)")
     holder = subprocess.Popen([sys.executable, "-c", code])
     try:
@@ -119,7 +123,7 @@ def test_evaluation_bad_inputs(data_root, call, exc, match):
 
 def test_evaluation_limits_work_for_every_task(data_root):
     "Every limit from 2 × subsets upward gives a score (no 'needs 2 pairs' surprise)."
-    from sentemb_lit.data import STS_TASKS, load_sts
+    from sentemb_lit.core.data import STS_TASKS, load_sts
     for t in STS_TASKS:
         d = load_sts(t)
         lim = 2 * max(1, len(set(d.subsets or [None])))

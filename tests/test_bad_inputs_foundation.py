@@ -1,12 +1,12 @@
-"Bad inputs to the public API of sentemb_lit.data, models, model_cache and tiny_models: each gives a clear error naming the input."
+"Bad inputs to the public API of sentemb_lit.core.data, models, model_cache and tiny_models: each gives a clear error naming the input."
 import numpy as np
 import pytest
 import torch
-from sentemb_lit.data import STSData, check_sentences, data_root, fetch_data, load_corpus, load_sts, training_corpus
-from sentemb_lit.io import CorruptFileError
-from sentemb_lit.models import SentenceEncoder, check_max_length, encode, load_causal_lm, load_encoder, pool
-from sentemb_lit.model_cache import cached_build, clear_cache, file_sha256, model_path
-from sentemb_lit.tiny_models import tiny_bert
+from sentemb_lit.core.data import STSData, check_sentences, data_root, fetch_data, load_corpus, load_sts, training_corpus
+from sentemb_lit.core.io import CorruptFileError
+from sentemb_lit.core.models import SentenceEncoder, check_max_length, encode, load_causal_lm, load_encoder, pool
+from sentemb_lit.core.model_cache import cached_build, clear_cache, file_sha256, model_path
+from sentemb_lit.core.tiny_models import tiny_bert
 
 # ---- data ----------------------------------------------------------------------------------------------------
 
@@ -240,19 +240,19 @@ def test_a_tokenizer_without_pad_token_is_named(tiny):
 
 
 def test_a_causal_lm_is_not_an_encoder():
-    from sentemb_lit.tiny_models import tiny_llama
+    from sentemb_lit.core.tiny_models import tiny_llama
     lm, tok = tiny_llama()
     with pytest.raises(TypeError, match=r"outputs must carry last_hidden_state \[B, L, d\], got CausalLMOutputWithPast"):
         encode(lm, tok, SENTS, max_length=16, show_progress=False)
 
 
-# ---- sentemb_lit.checks (the generic validators) and their use in data ---------------------------------------
+# ---- sentemb_lit.core.checks (the generic validators) and their use in data ---------------------------------------
 
-from sentemb_lit import checks
+import sentemb_lit.core.checks as checks
 
 
 def test_data_reexports_the_one_check_sentences():
-    from sentemb_lit import data
+    import sentemb_lit.core.data as data
     assert data.check_sentences is checks.check_sentences
     assert "check_sentences" in data.__all__
 

@@ -1,14 +1,14 @@
-"Bad inputs to the public API of sentemb_lit.twin, .jtcse_step, .jtcse and the JTCSE cost measures: each raises a clear ValueError/TypeError naming the input."
+"Bad inputs to the public API of sentemb_lit.jtcse.twin, .jtcse_step, .jtcse and the JTCSE cost measures: each raises a clear ValueError/TypeError naming the input."
 import numpy as np, pytest, torch
-from sentemb_lit.io import KeyedStore
-from sentemb_lit.tiny_models import tiny_bert
-from sentemb_lit.twin import TwinTowerEncoder, TwinTowerModel, export_sentence_transformer
-from sentemb_lit.jtcse_step import (JTCSEConfig, SimCSEHead, official_config, positive_index, two_view_batch,
+from sentemb_lit.core.io import KeyedStore
+from sentemb_lit.core.tiny_models import tiny_bert
+from sentemb_lit.jtcse.twin import TwinTowerEncoder, TwinTowerModel, export_sentence_transformer
+from sentemb_lit.jtcse.step import (JTCSEConfig, SimCSEHead, official_config, positive_index, two_view_batch,
                                     make_loss_fn, set_dropout)
-from sentemb_lit.jtcse import (TowerPoolings, MemoEncoder, batch_sentences, make_batch_at, train, run_stage, run_sts,
+from sentemb_lit.jtcse.train import (TowerPoolings, MemoEncoder, batch_sentences, make_batch_at, train, run_stage, run_sts,
                                model_fingerprint, sts_fingerprint, inference_encoder, load_model)
 from sentemb_lit.bench import inference_macs, bert_macs, model_cls_energy, energy_sts_correlation
-from sentemb_lit.models import sentences_of as texts_of
+from sentemb_lit.core.models import sentences_of as texts_of
 
 CORPUS = [f"sentence number {i} about topic {i % 5}" for i in range(20)]
 

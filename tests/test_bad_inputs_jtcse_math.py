@@ -1,16 +1,16 @@
-"""Bad inputs to the JTCSE math (sentemb_lit.losses, sentemb_lit.cross_attention): every case must raise a clear
+"""Bad inputs to the JTCSE math (sentemb_lit.jtcse.losses, sentemb_lit.jtcse.cross_attention): every case must raise a clear
 TypeError / ValueError whose message names the offending input; never a NaN result or a crash deep inside torch."""
 import math
 import numpy as np
 import pytest
 import torch
 from transformers import BertConfig, BertModel
-from sentemb_lit.cross_attention import (CAELConfig, attention_probabilities, check_towers, cls_energy,
+from sentemb_lit.jtcse.cross_attention import (CAELConfig, attention_probabilities, check_towers, cls_energy,
                                          cross_attention_layer, cross_stream_step, extended_attention_mask,
                                          finish_layer, layer_attention, layer_values, lockstep_forward,
                                          plot_attention_sinks, self_attention_layer, weighted_context)
-from sentemb_lit.twin import TwinTowerEncoder
-from sentemb_lit.losses import (cross_info_nce, icnce, ictm_loss, info_nce, jtcse_loss, tmc_dynamic, tmc_loss,
+from sentemb_lit.jtcse.twin import TwinTowerEncoder
+from sentemb_lit.jtcse.losses import (cross_info_nce, icnce, ictm_loss, info_nce, jtcse_loss, tmc_dynamic, tmc_loss,
                                 tmc_loss_kt)
 
 D = torch.float64

@@ -1,4 +1,4 @@
-"""Bad inputs to sentemb_lit.prompting and sentemb_lit.mask_prompting: each raises a clear ValueError / TypeError (a ValueError for an unknown
+"""Bad inputs to sentemb_lit.prompting.prompt_embedding and sentemb_lit.prompting.mask_prompting: each raises a clear ValueError / TypeError (a ValueError for an unknown
 template key too) whose message names the offending argument or value; tiny random models, seconds."""
 import io
 import re
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from sentemb_lit.prompting import (PromptEncoder, resolve_template, split_template, normalize_sentence, fill_template,
+from sentemb_lit.prompting.prompt_embedding import (PromptEncoder, resolve_template, split_template, normalize_sentence, fill_template,
                                    prompt_ids, shared_prefix_len, encode_distributed)
-from sentemb_lit.mask_prompting import MaskPromptEncoder, normalize_for_eos, mask_template
+from sentemb_lit.prompting.mask_prompting import MaskPromptEncoder, normalize_for_eos, mask_template
 from sentemb_lit.cli import embed_main
 
 torch.set_num_threads(1)
@@ -255,7 +255,7 @@ def test_embed_main_unknown_option():
         embed_main(["--no-such-option"], stdin=io.StringIO("x\n"))
 
 
-# ---- flags, counts and input files (sentemb_lit.checks) ------------------------------------------------------
+# ---- flags, counts and input files (sentemb_lit.core.checks) ------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, err, match", [
     (dict(use_cache="no"), TypeError, r"use_cache must be True or False, got 'no'"),

@@ -1,15 +1,17 @@
-"""Bad inputs to sentemb_lit.ranking and its runs (sentemb_lit.ranking_runs), the guided decoder (sentemb_lit.decoding), the chains (sentemb_lit.chains) and the
+"""Bad inputs to sentemb_lit.ranking.posttraining and its runs (sentemb_lit.ranking.runs), the guided decoder (sentemb_lit.ranking.decoding), the chains (sentemb_lit.ranking.chains) and the
 ranking-chain job (sentemb_lit.cli): each gives a clear error of the right type whose message names the offending
 argument or file."""
 import json, math, shutil
 from pathlib import Path
 import numpy as np
 import pytest, torch
-from sentemb_lit import ranking as R, ranking_runs as RR
-from sentemb_lit import chains as C, decoding as D
+import sentemb_lit.ranking.posttraining as R
+import sentemb_lit.ranking.runs as RR
+import sentemb_lit.ranking.chains as C
+import sentemb_lit.ranking.decoding as D
 from sentemb_lit.cli import generate_ranking_main
-from sentemb_lit.io import CorruptFileError, IntegrityError, LockedError, exclusive, write_json_verified
-from sentemb_lit.tiny_models import tiny_bert, tiny_llama
+from sentemb_lit.core.io import CorruptFileError, IntegrityError, LockedError, exclusive, write_json_verified
+from sentemb_lit.core.tiny_models import tiny_bert, tiny_llama
 
 PHI = torch.eye(4, dtype=torch.float64) * 20
 S, T = torch.randn(3, 4), torch.randn(3, 4)
@@ -129,17 +131,17 @@ def test_cached_run_made_by_other_code_is_refused(tmp_path, monkeypatch):
 
 def test_the_code_part_follows_the_code_a_run_reaches(tmp_path):
     "An edit of reached code (the official ListMLE's epsilon) changes the code part; one of unreached code does not."
-    from sentemb_lit.code_keys import code_alias, reached_code
-    from sentemb_lit.io import fingerprint
+    from sentemb_lit.core.code_keys import code_alias, reached_code
+    from sentemb_lit.core.io import fingerprint
     pkg = tmp_path / "sentemb_lit"
-    shutil.copytree(Path(RR.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(RR.__file__).parents[1], pkg, ignore=shutil.ignore_patterns("__pycache__"))
     part = lambda: fingerprint({"reached": reached_code(*RR.RUN_CODE, package=pkg)})
     before = part()
     assert code_alias(before) == RR.code_hash(*RR.RUN_CODE)                               # the copy is the package
-    runs = pkg / "ranking_runs.py"
+    runs = pkg / "ranking" / "runs.py"
     runs.write_text(runs.read_text().replace('ties: the first lr in lrs"}', 'ties: the first lr"}'))
     assert runs.read_text() != (Path(RR.__file__)).read_text() and part() == before       # select_lr: no run reaches it
-    ranking = pkg / "ranking.py"
+    ranking = pkg / "ranking" / "posttraining.py"
     ranking.write_text(ranking.read_text().replace("OFFICIAL_EPS = 1e-7", "OFFICIAL_EPS = 1e-8"))
     assert part() != before                                                               # reached by every run
 
@@ -215,8 +217,8 @@ def test_job_files(tmp_path, llama):
 
 def test_prompt_longer_than_the_model_positions_is_refused():
     "A prompt that, with the new tokens, overflows the model's positions is an error, not silent garbage."
-    from sentemb_lit.decoding import directional_generate
-    from sentemb_lit.tiny_models import tiny_llama
+    from sentemb_lit.ranking.decoding import directional_generate
+    from sentemb_lit.core.tiny_models import tiny_llama
     model, tok = tiny_llama(max_position_embeddings=64)
     long = " ".join(["word"] * 80)
     with pytest.raises(ValueError, match=r"cond_prompts\[0\] has \d+ tokens; with max_new_tokens=3"):
@@ -224,12 +226,12 @@ def test_prompt_longer_than_the_model_positions_is_refused():
 
 
 def test_monotonicity_refuses_nan_similarities():
-    from sentemb_lit.chain_analysis import monotonicity
+    from sentemb_lit.ranking.chain_analysis import monotonicity
     with pytest.raises(ValueError, match="S .* NaN or inf"): monotonicity(np.full((2, 3, 3), np.nan))
 
 
 # =====================================================================================================
-# sentemb_lit.ranking: empty inputs, lengths, flags (helper H2's block; decoding cases stay above)
+# sentemb_lit.ranking.posttraining: empty inputs, lengths, flags (helper H2's block; decoding cases stay above)
 # =====================================================================================================
 
 def test_listmle_loss_refuses_zero_rows():
@@ -272,18 +274,18 @@ def test_rank_student_arguments():
 
 
 def test_shared_cosine_keeps_the_numbers():
-    "ranking now uses losses._cos_matrix: bit-identical to the former F.normalize product on non-zero rows."
+    "ranking uses core.similarity.cos_matrix: bit-identical to the former F.normalize product on non-zero rows."
     import torch.nn.functional as F
-    from sentemb_lit.losses import _cos_matrix
+    from sentemb_lit.core.similarity import cos_matrix
     z = torch.randn(5, 8, generator=torch.Generator().manual_seed(1), dtype=torch.float32) * 2
-    assert torch.equal(R._cos_matrix(z, z), F.normalize(z, dim=-1) @ F.normalize(z, dim=-1).T)
-    assert R._cos_matrix is _cos_matrix
+    assert torch.equal(R.cos_matrix(z, z), F.normalize(z, dim=-1) @ F.normalize(z, dim=-1).T)
+    assert R.cos_matrix is cos_matrix
     z[0] = 0
-    assert R._cos_matrix(z, z)[0].abs().max() == 0 and R._cos_matrix(z, z)[:, 0].abs().max() == 0
+    assert R.cos_matrix(z, z)[0].abs().max() == 0 and R.cos_matrix(z, z)[:, 0].abs().max() == 0
 
 
 # =====================================================================================================
-# sentemb_lit.decoding.hf_guided_generate, sentemb_lit.chains: shuffle_chains, filter_chains (helper H4's block)
+# sentemb_lit.ranking.decoding.hf_guided_generate, sentemb_lit.ranking.chains: shuffle_chains, filter_chains (helper H4's block)
 # =====================================================================================================
 
 @pytest.mark.parametrize("kw, err, msg", [

@@ -1,12 +1,12 @@
-"""Bad inputs to sentemb_lit.training and the modules split from it (checkpoint, distributed, results): each gives a
+"""Bad inputs to sentemb_lit.core.training and the modules split from it (checkpoint, distributed, results): each gives a
 clear error naming the offending argument or value."""
 import math
 from pathlib import Path
 import pandas as pd, pytest, torch
-from sentemb_lit.checkpoint import ConfigMismatchError, config_diff, run_config
-from sentemb_lit.distributed import gather_with_grad, shard_batch
-from sentemb_lit.results import markdown_table, plot_training_log, profile_value, resolve_out_dir, save_results
-from sentemb_lit.training import check_finite_loss, fit, set_seed, to_device
+from sentemb_lit.core.checkpoint import ConfigMismatchError, config_diff, run_config
+from sentemb_lit.core.distributed import gather_with_grad, shard_batch
+from sentemb_lit.core.results import markdown_table, plot_training_log, profile_value, resolve_out_dir, save_results
+from sentemb_lit.core.training import check_finite_loss, fit, set_seed, to_device
 
 
 def _task():

@@ -5,9 +5,12 @@ import csv
 from pathlib import Path
 import pytest
 
-from sentemb_lit import claims
-from sentemb_lit.claims import (CLAIM_STATUSES, not_reproduced_section, read_claim_status, read_claims,
+import sentemb_lit.stats.claim_status as cs
+import sentemb_lit.stats.claims as claims
+from sentemb_lit.core.io import read_json_verified
+from sentemb_lit.stats.claims import (CLAIM_STATUSES, not_reproduced_section, read_claim_status, read_claims,
                                 update_notes)
+from sentemb_lit.stats.report import judged_by_claim
 
 PAPERS = Path(__file__).resolve().parents[1] / "papers"
 START, END = "<!-- not-reproduced:start -->", "<!-- not-reproduced:end -->"
@@ -124,30 +127,28 @@ def test_generated_text_cannot_hold_a_marker(tmp_path):
     assert claims._md("a*b_[c]") == "a\\*b\\_\\[c\\]"
 
 
-def _tool(name: str):
-    "A script of tools/ loaded as a module (tools/ is not a package)."
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _kept_rows(path: Path, text: str) -> None:
-    "The rows a claim-status tool does not own (the smallest effects of interest) come out of its rewrite unchanged."
+    "The rows a claim-status writer does not own (the smallest effects of interest) come out of its rewrite unchanged."
     sesoi = lambda t: [ln for ln in t.splitlines() if ln.startswith("Smallest effect of interest,")]
     assert sesoi(path.read_text(encoding="utf-8")) and sesoi(text) == sesoi(path.read_text(encoding="utf-8"))
 
 
-def test_ranking_post_training_claims_are_written_from_the_record(data_root, monkeypatch):
+def _judged(paper: Path) -> dict:
+    "claim -> its finding as the reports judge it, for the paper's cpu record."
+    return judged_by_claim(paper / "runs" / "cpu", paper)
+
+
+def test_ranking_post_training_claims_are_written_from_the_record(data_root):
     """claims.csv / coverage.csv rows that the ranking record speaks to say what the committed record says, as the
-    reports judge it (the tool's --check); each status and reason follows the judged finding, never a rule of its own."""
-    mod = _tool("ranking_claim_status")
-    assert mod.main(["--check"]) == 0, "run python tools/ranking_claim_status.py after reading the record back"
-    assert not hasattr(mod, "verdict")                                  # no copy of a verdict rule in the tool
-    meta, js = _ranking_meta(mod), mod.judged()
-    last, best = f"{mod.ARM_OF['(e)']} — last step weights", f"{mod.TABLE1} — best dev weights"
-    rows = lambda **fs: mod.rows_for(meta | {"best_at_step0_share": 0.5}, js | fs)
+    reports judge it (the writer's check); each status and reason follows the judged finding, never a rule of its
+    own."""
+    paper = PAPERS / "ranking_sentences"
+    assert cs.sync_claim_status(paper, check=True) == [], \
+        "run python -m sentemb_lit.stats.claim_status ranking_sentences after reading the record back"
+    assert not hasattr(cs, "verdict")                                   # no copy of a verdict rule in the writer
+    meta, js = read_json_verified(paper / cs.RANKING_RECORD)["meta"], _judged(paper)
+    last, best = f"{cs.RANKING_ARMS['(e)']} — last step weights", f"{cs.RANKING_TABLE1} — best dev weights"
+    rows = lambda **fs: cs.ranking_rows(meta | {"best_at_step0_share": 0.5}, js | fs)
     up = js[last] | {"ours": 0.02, "lo": 0.01, "hi": 0.03, "p_holm": 0.004, "family": "Table 3", "family_size": 7}
     # an interval above 0 read as *negligible* (the old rule, lo > 0, would call it holds): not reproduced, and why
     status, reason = rows(**{last: up | {"verdict": "negligible", "sesoi": 0.15}})["table3 (e)"]
@@ -155,7 +156,8 @@ def test_ranking_post_training_claims_are_written_from_the_record(data_root, mon
     assert "within ±0.15, the smallest effect of interest" in reason and "not the paper's gain" in reason
     # the same interval, Holm-adjusted to *inconclusive*: Holm's p within its family is printed
     status, reason = rows(**{last: up | {"verdict": "inconclusive", "p_holm": 0.2}})["table3 (e)"]
-    assert status == "not reproduced" and "inconclusive, ours +0.020" in reason and "Holm p 0.2 within Table 3" in reason
+    assert status == "not reproduced" and "inconclusive, ours +0.020" in reason
+    assert "Holm p 0.2 within Table 3" in reason
     # only a judged *holds* reproduces
     status, reason = rows(**{last: up | {"verdict": "holds"}})["table3 (e)"]
     assert status == "reproduced" and "holds, ours +0.020 [+0.010, +0.030]" in reason and "not reproduced" not in reason
@@ -164,31 +166,28 @@ def test_ranking_post_training_claims_are_written_from_the_record(data_root, mon
                                                "status": "not tested: training never improved dev"}})["table1"]
     assert "best-dev weights same model (both sides are one model" in reason and "50 % of the" in reason
     # Table 8 and Fig. 4 follow their judged findings too
-    t8 = mod.transfer_claim("full")
+    t8 = cs.transfer_claim("full")
     assert rows(**{t8: js[t8] | {"verdict": "holds"}})["table8 -r"][0] == "reproduced"
     assert rows(**{t8: js[t8] | {"verdict": "same model"}})["table8 -r"][0] == "not reproduced"
-    assert "longer than the source: does not hold" in rows(**{mod.LONGER: js[mod.LONGER] | {"verdict": "does not hold"}})["fig4"][1]
-    # main takes its verdicts from `judged`: a changed judged finding makes --check fail
-    monkeypatch.setattr(mod, "judged", lambda run_dir=None: js | {last: up | {"verdict": "holds"}})
-    assert mod.main(["--check"]) == 1
-    _kept_rows(mod.PAPER / "claims.csv", mod.rewrite(mod.PAPER / "claims.csv", "method", mod.rows_for(meta, js)))
+    longer = cs.RANKING_LONGER
+    fig4 = rows(**{longer: js[longer] | {"verdict": "does not hold"}})["fig4"][1]
+    assert "longer than the source: does not hold" in fig4
+    # the writer takes its verdicts from the judged findings: a changed one makes the check fail
+    assert cs.sync_claim_status(paper, check=True, js=js | {last: up | {"verdict": "holds"}}) != []
+    _kept_rows(paper / "claims.csv", cs.claim_status_texts(paper, js)[paper / "claims.csv"])
 
 
-def _ranking_meta(mod):
-    from sentemb_lit.io import read_json_verified
-    return read_json_verified(mod.RECORD)["meta"]
-
-
-def test_pretcot_claims_are_written_from_the_records(data_root, monkeypatch):
+def test_pretcot_claims_are_written_from_the_records(data_root):
     """The LLaMA2-7b / OPT-350m rows and Fig. 1 say what the committed PretCoT records say, as the reports judge them
-    (the tool's --check); each status and reason follows the judged finding, not the verdict stored in the JSON."""
-    mod = _tool("pretcot_claim_status")
-    assert mod.main(["--check"]) == 0, "run python tools/pretcot_claim_status.py after reading the records back"
-    from sentemb_lit.io import read_json_verified
-    res, js = {m: read_json_verified(p) for m, p in mod.RECORDS.items()}, mod.judged()
-    recs = lambda js: {m: mod.Record(m, r, js) for m, r in res.items()}
-    ke = next(c for c in js if c.startswith(f"{mod.CLAIM['ke'][1]} [{mod.SMALL}, ") and c.endswith("-task average]"))
-    row = lambda f: mod.rows_for(recs(js | {ke: js[ke] | f}))[("Table 5", "Knowledge Enhancement", "avg")]
+    (the writer's check); each status and reason follows the judged finding, not the verdict stored in the JSON."""
+    paper = PAPERS / "pretcot_ke"
+    assert cs.sync_claim_status(paper, check=True) == [], \
+        "run python -m sentemb_lit.stats.claim_status pretcot_ke after reading the records back"
+    res, js = {m: read_json_verified(paper / p) for m, p in cs.PRETCOT_RECORDS.items()}, _judged(paper)
+    recs = lambda js: {m: cs.PretcotRecord(m, r, js) for m, r in res.items()}
+    small, large, ke_claim = cs.PRETCOT_SMALL, cs.PRETCOT_LARGE, cs.PRETCOT_CLAIMS["ke"][1]
+    ke = next(c for c in js if c.startswith(f"{ke_claim} [{small}, ") and c.endswith("-task average]"))
+    row = lambda f: cs.pretcot_rows(recs(js | {ke: js[ke] | f}))[("Table 5", "Knowledge Enhancement", "avg")]
     status, reason = row({"verdict": "does not hold", "ours": -1.0, "lo": -1.5, "hi": -0.5})
     assert status == "not reproduced" and "KE > EOL at 135M: does not hold, ours -1.00 [-1.50, -0.50]" in reason
     # an interval above 0 read as *negligible* (a stored "holds" or the rule lo > 0 would make it partly)
@@ -199,9 +198,15 @@ def test_pretcot_claims_are_written_from_the_records(data_root, monkeypatch):
     assert status == "partly" and "Holm p 0.001 within Table 5, 9 claims" in reason
     status, reason = row({"verdict": "same model", "lo": None, "hi": None})
     assert status == "not reproduced" and "both sides are one model" in reason
-    # main takes its verdicts from `judged` (the NOTES.md block too): a changed judged finding makes --check fail
-    qwen = next(c for c in js if c.startswith("Knowledge Enhancement beats Pretended CoT") and mod.LARGE in c)
+    # the writer takes its verdicts from the judged findings (the NOTES.md block too): a changed one fails the check
+    qwen = next(c for c in js if c.startswith("Knowledge Enhancement beats Pretended CoT") and large in c)
     assert js[qwen]["verdict"] != "does not hold"
-    monkeypatch.setattr(mod, "judged", lambda run_dir=None: js | {qwen: js[qwen] | {"verdict": "does not hold"}})
-    assert mod.main(["--check"]) == 1
-    _kept_rows(mod.PAPER / "claims.csv", mod.rewrite(mod.PAPER / "claims.csv", mod.rows_for(recs(js)), False))
+    assert cs.sync_claim_status(paper, check=True, js=js | {qwen: js[qwen] | {"verdict": "does not hold"}}) != []
+    _kept_rows(paper / "claims.csv", cs.claim_status_texts(paper, js)[paper / "claims.csv"])
+
+
+def test_the_command_names_the_papers_it_writes(capsys):
+    "`python -m sentemb_lit.stats.claim_status` refuses a paper without a writer before it reads anything."
+    with pytest.raises(SystemExit) as e:
+        cs._main(["jtcse", "--root", str(PAPERS)])
+    assert e.value.code == 2 and "no claim-status writer for jtcse" in capsys.readouterr().err

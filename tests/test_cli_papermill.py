@@ -24,14 +24,14 @@ def test_eval_sts_command(data_root, tmp_path):
 
 
 def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
-    (tmp_path / "nbs").mkdir()
+    (tmp_path / "nbs" / "experiments").mkdir(parents=True)
     (tmp_path / "settings.ini").write_text("[DEFAULT]\nlib_name = sentemb_lit\n")
     cells = [
         {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "execution_count": None, "outputs": [], "id": "p",
          "source": ['profile = "smoke"\n', "out_dir = None"]},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "id": "b",
-         "source": ["from sentemb_lit.results import save_results\n",
-                    "from sentemb_lit.report import finding\n",
+         "source": ["from sentemb_lit.core.results import save_results\n",
+                    "from sentemb_lit.stats.report import finding\n",
                     "rows = [{'table': 'T', 'method': 'm', 'metric': 'avg', 'value': 1.5, 'setting': profile}]\n",
                     "ci = (0.2, 0.9) if profile == 'cpu' else (-0.9, -0.2)\n",
                     "save_results(out_dir, '30_probe', rows, [finding('profile injected', 0.4, 0.5, *ci)])"]}]
@@ -39,10 +39,10 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
           "nbformat": 4, "nbformat_minor": 5}
     listed = ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb", "33_pretcot_memory.ipynb")
     for name in listed:                                                                      # the names PAPERS lists
-        (tmp_path / "nbs" / name).write_text(json.dumps(nb))
+        (tmp_path / "nbs" / "experiments" / name).write_text(json.dumps(nb))
     unlisted = json.loads(json.dumps(nb))
     unlisted["cells"][1]["source"] = ["raise RuntimeError('an unlisted notebook ran')"]
-    (tmp_path / "nbs" / "3_unlisted.ipynb").write_text(json.dumps(unlisted))                # never run
+    (tmp_path / "nbs" / "experiments" / "3_unlisted.ipynb").write_text(json.dumps(unlisted))                # never run
     (tmp_path / "papers" / "pretcot_ke").mkdir(parents=True)
     (tmp_path / "papers" / "pretcot_ke" / "claims.csv").write_text("table,method,metric,value,source\nT,m,avg,2.0,Table 9\n")
     (tmp_path / "papers" / "pretcot_ke" / "NOTES.md").write_text("## Notes\nhand-written discussion\n")

@@ -1,10 +1,10 @@
-"""Every alias of the experiment keys (`sentemb_lit.code_keys.CODE_ALIASES`) is proven again, from the two source trees
+"""Every alias of the experiment keys (`sentemb_lit.core.code_keys.CODE_ALIASES`) is proven again, from the two source trees
 archived in keys/trees/ (nothing is imported or run from them): the new tree hashes to the alias, the old tree's own
-rule gives the code part the alias serves, and the two trees have the same proof form (nbs/05b_code_keys)."""
+rule gives the code part the alias serves, and the two trees have the same proof form (nbs/core/05b_code_keys)."""
 from pathlib import Path
 import pytest
-from sentemb_lit.code_keys import CODE_ALIASES
-from sentemb_lit.key_proofs import verify_alias
+from sentemb_lit.core.code_keys import CODE_ALIASES
+from sentemb_lit.core.key_proofs import verify_alias
 
 TREES = Path(__file__).resolve().parents[1] / "keys" / "trees"
 

@@ -3,8 +3,8 @@
 A stored result is trusted only through the content hash written with it, and an evaluation's per-pair predictions
 only through the SHA-256 its record holds. A record whose companion file is not in the repository cannot be
 re-verified by anyone who clones it, so it must not be committed: these tests read the files git tracks (a clean
-clone holds exactly those), not whatever lies in this checkout. Records under `runs/archive/` predate content hashes;
-their chain files are checked by tests/test_chains_job.py.
+clone holds exactly those), not whatever lies in this checkout. papers/ holds records, not an archive: superseded runs
+leave the tree (git tag records-archive-2026-11-29 keeps those before 2026-11-29; each paper's NOTES.md names it).
 """
 import json, subprocess
 from pathlib import Path
@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentemb_lit.io import file_digest, read_json_verified
-from sentemb_lit.predictions import verify_predictions
+from sentemb_lit.core.io import file_digest, read_json_verified
+from sentemb_lit.stats.predictions import verify_predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,11 +30,18 @@ FILES = _tracked("papers")                 # sorted: parametrize ids in one orde
 TRACKED = set(FILES)                       # membership only
 RESULTS = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" not in p.as_posix()]
 POSTTRAIN = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" in p.as_posix()]
-RUN_RESULTS = [p for p in FILES if p.name.endswith(".results.json") and "/archive/" not in p.as_posix()]
+RUN_RESULTS = [p for p in FILES if p.name.endswith(".results.json")]
 
 
 def test_there_are_records_to_check():
     assert len(RESULTS) >= 10 and len(RUN_RESULTS) >= 4, (len(RESULTS), len(RUN_RESULTS))
+
+
+def test_no_archive_folder_under_papers():
+    "Superseded runs are reached through a git tag, not kept in the tree (issue 43)."
+    assert FILES, "no file tracked under papers/"
+    archived = [p.relative_to(ROOT).as_posix() for p in FILES if "archive" in p.relative_to(ROOT / "papers").parts]
+    assert not archived, f"archive folders under papers/: {archived[:5]}"
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -71,9 +78,9 @@ def test_predictions_manifest_verifies_and_is_committed(run_dir):
         assert run_dir / "predictions" / f"{n}.npz" in TRACKED, f"{run_dir}: predictions/{n}.npz is not committed"
 
 
-from sentemb_lit.chain_jobs import manifest_path, read_chains
+from sentemb_lit.ranking.chain_jobs import manifest_path, read_chains
 
-CHAIN_FILES = [p for p in FILES if p.suffix == ".jsonl" and manifest_path(p) in TRACKED and "/archive/" not in p.as_posix()]
+CHAIN_FILES = [p for p in FILES if p.suffix == ".jsonl" and manifest_path(p) in TRACKED]
 
 
 @pytest.mark.parametrize("path", CHAIN_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -95,14 +102,12 @@ def test_chain_pilot_summary_names_its_committed_chain_files():
 
 def test_gpu_memory_record_verifies_and_its_readme_is_generated_from_it():
     "PretCoT Table 1 on a GPU (tools/gpu_memory.py): the record's hash holds and its README is the rendering of it."
-    import importlib.util
+    from sentemb_lit.memory import readme, record
     path = ROOT / "papers/pretcot_ke/gpu/table1_h100.json"
     assert path in TRACKED, "the GPU memory record is not committed"
-    spec = importlib.util.spec_from_file_location("gpu_memory", ROOT / "tools/gpu_memory.py")
-    tool = importlib.util.module_from_spec(spec); spec.loader.exec_module(tool)
     rec = read_json_verified(path)                           # IntegrityError on a hand edit
-    assert rec == json.loads(json.dumps(tool.record(rec["raw"]))), "findings or table differ from the raw runs"
-    assert (path.parent / "README.md").read_text(encoding="utf-8") == tool.readme(rec)
+    assert rec == json.loads(json.dumps(record(rec["raw"]))), "findings or table differ from the raw runs"
+    assert (path.parent / "README.md").read_text(encoding="utf-8") == readme(rec)
 
 
 @pytest.mark.parametrize("path", POSTTRAIN, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -119,7 +124,7 @@ TRANSFER_RECORDS = [p for p in RESULTS if "/transfer/" in p.as_posix()]
 @pytest.mark.parametrize("path", TRANSFER_RECORDS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_transfer_record_labels_give_its_accuracies(path):
     "A Table 8 row: its per-item labels give its accuracies (exactly on the fixed splits; 10-fold tasks: fold means)."
-    from sentemb_lit.transfer import transfer_from_record
+    from sentemb_lit.evals.transfer import transfer_from_record
     res = transfer_from_record(read_json_verified(path), str(path))          # checks every task within 0.5
     for t in ("SST2", "TREC", "MRPC"):
         if t in res.scores: assert round(100 * float(res.items[t].mean()), 2) == res.scores[t], (path, t)

@@ -1,4 +1,4 @@
-"Behaviour of sentemb_lit.cross_attention: twin towers in lockstep with the propagating CAEL (tiny random models)."
+"Behaviour of sentemb_lit.jtcse.cross_attention: twin towers in lockstep with the propagating CAEL (tiny random models)."
 import warnings
 import matplotlib
 import numpy as np
@@ -6,10 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaModel
-from sentemb_lit.cross_attention import (CAELConfig, CAELWarning, INJECTIONS, cls_energy,
+from sentemb_lit.jtcse.cross_attention import (CAELConfig, CAELWarning, INJECTIONS, cls_energy,
                                          layer_attention, lockstep_forward, plot_attention_sinks)
-from sentemb_lit.twin import TwinTowerEncoder
-from sentemb_lit.losses import jtcse_loss
+from sentemb_lit.jtcse.twin import TwinTowerEncoder
+from sentemb_lit.jtcse.losses import jtcse_loss
 
 
 def bert(seed=0, **over):

@@ -1,8 +1,8 @@
-"Bad-input and edge-case tests of sentemb_lit.data (the notebook 00_data holds the derivation and main tests)."
+"Bad-input and edge-case tests of sentemb_lit.core.data (the notebook 00_data holds the derivation and main tests)."
 import gzip
 import numpy as np
 import pytest
-from sentemb_lit.data import STS_SIZES, STS_TASKS, check_sentences, data_root, load_corpus, load_sts, training_corpus
+from sentemb_lit.core.data import STS_SIZES, STS_TASKS, check_sentences, data_root, load_corpus, load_sts, training_corpus
 
 
 def test_every_task_and_split_loads_with_standard_size(data_root):
@@ -150,7 +150,7 @@ def test_refused_connection_fails_at_once(monkeypatch, hub_only):
 
 def test_a_hanging_connection_is_cut_at_the_probe_timeout(monkeypatch, hub_only):
     import socket, threading
-    from sentemb_lit import data as D
+    import sentemb_lit.core.data as D
     release = threading.Event()
     def hang(*a, **k):                                                       # DNS or SYN hanging
         release.wait(30)
@@ -168,7 +168,7 @@ def test_a_hanging_connection_is_cut_at_the_probe_timeout(monkeypatch, hub_only)
 def test_hub_tables_are_checked_like_files(monkeypatch, tmp_path, data_root):
     "The hub path (here pointed at a local folder) refuses a copy of non-standard size and names SENTEMB_DATA."
     import datasets
-    from sentemb_lit import data as D
+    import sentemb_lit.core.data as D
     d = load_sts("stsb", "test", root=data_root)
     (tmp_path / "stsb").mkdir()
     table = {"sentence1": d.sentences1[:-1], "sentence2": d.sentences2[:-1], "score": d.scores[:-1].tolist()}

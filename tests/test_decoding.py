@@ -1,10 +1,12 @@
-"""Bad-input and edge-case tests of sentemb_lit.decoding, sentemb_lit.chains and the generate-ranking job of
+"""Bad-input and edge-case tests of sentemb_lit.ranking.decoding, sentemb_lit.ranking.chains and the generate-ranking job of
 sentemb_lit.cli (fast; tiny random LLaMA)."""
 import json
 import numpy as np, pytest, torch
-from sentemb_lit import chain_analysis as CA, chains as C, decoding as D
+import sentemb_lit.ranking.chain_analysis as CA
+import sentemb_lit.ranking.chains as C
+import sentemb_lit.ranking.decoding as D
 from sentemb_lit.cli import generate_ranking_main
-from sentemb_lit.tiny_models import tiny_llama
+from sentemb_lit.core.tiny_models import tiny_llama
 
 @pytest.fixture(scope="module")
 def tl():
@@ -94,7 +96,7 @@ def test_job_torn_line_is_ignored_and_redone(tmp_path, tl):
 # --- the job under interruption, concurrency and several processes (subprocesses on a saved tiny LLaMA) ---
 import os, signal, subprocess, sys, time
 from pathlib import Path
-from sentemb_lit.io import read_jsonl, LockedError
+from sentemb_lit.core.io import read_jsonl, LockedError
 
 SOURCES = [f"Sentence number {i} is about a {w} in the park." for i, w in
            enumerate(["dog", "cat", "man", "child", "bird", "tree", "car", "woman", "ball", "bench", "kite", "duck"])]
@@ -102,7 +104,7 @@ RUN = "import sys; from sentemb_lit.cli import main; sys.exit(main(['generate-ra
 # generate-ranking that stops before its third group until killed, after creating the file named by its first argument
 HELD = """import sys, time
 from pathlib import Path
-import sentemb_lit.chain_jobs as J
+import sentemb_lit.ranking.chain_jobs as J
 real, calls = J._decode_group, [0]
 def held(*a, **k):
     calls[0] += 1
@@ -145,7 +147,7 @@ def test_sigkill_mid_run_then_resume(tmp_path, saved_llama):
     inp = tmp_path / "s.txt"
     inp.write_text("\n".join(SOURCES) + "\n")
     ref, cut = tmp_path / "ref.jsonl", tmp_path / "cut.jsonl"
-    from sentemb_lit.models import load_causal_lm
+    from sentemb_lit.core.models import load_causal_lm
     m, t = load_causal_lm(str(saved_llama))
     assert generate_ranking_main(_job_args(saved_llama, inp, ref), model=m, tokenizer=t)["new"] == len(SOURCES)
     gate = tmp_path / "held"
@@ -212,7 +214,7 @@ def test_matches_naive_cfg_loop(tl, lam):
     ps = [pre + s for s in ("a man plays", "two dogs run across the field near the old barn", "x", "snow falls")]
     ns = ps[1:] + ps[:1]
     got = D.directional_generate(m, t, ps, ns, lam=lam, max_new_tokens=10, batch_size=3, return_details=True)
-    assert isinstance(D._new_cache(m, 2, 8).layers[0], D._preallocated_layer())       # the preallocated path ran
+    assert isinstance(D.new_cache(m, 2, 8).layers[0], D.preallocated_layer())       # the preallocated path ran
     for p, n, g in zip(ps, ns, got):
         assert g["ids"] == _naive_cfg(m, t, p, n, lam, 10)
 

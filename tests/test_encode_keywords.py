@@ -1,19 +1,19 @@
 """Issue #22, keywords that were swallowed: every encoder of the library (`SentenceEncoder`, `PromptEncoder`,
 `MaskPromptEncoder`, `TwinTowerEncoder`) reads `encode`'s keywords through one function,
-`sentemb_lit.models.encode_options`: each keyword of sentence-transformers / MTEB means what it means there or is
+`sentemb_lit.core.models.encode_options`: each keyword of sentence-transformers / MTEB means what it means there or is
 refused by name; anything else is a TypeError naming it. Tiny random models (built in code), plus MTEB's own
 evaluation on a local STS-B fixture task (no hub)."""
 import inspect
 import numpy as np, pytest, torch
 import mteb
 from mteb.types import PromptType
-from sentemb_lit import models as M
-from sentemb_lit.evaluation import evaluate_sts
-from sentemb_lit.twin import TwinTowerEncoder
-from sentemb_lit.models import SentenceEncoder, encode_options
-from sentemb_lit.tiny_models import tiny_bert, tiny_llama
-from sentemb_lit.prompting import PromptEncoder
-from sentemb_lit.mask_prompting import MaskPromptEncoder
+import sentemb_lit.core.models as M
+from sentemb_lit.core.evaluation import evaluate_sts
+from sentemb_lit.jtcse.twin import TwinTowerEncoder
+from sentemb_lit.core.models import SentenceEncoder, encode_options
+from sentemb_lit.core.tiny_models import tiny_bert, tiny_llama
+from sentemb_lit.prompting.prompt_embedding import PromptEncoder
+from sentemb_lit.prompting.mask_prompting import MaskPromptEncoder
 
 SENTS = ["a man plays a guitar", "the weather is cold today", "two dogs run in the park"]
 KINDS = ("sentence", "prompt", "mask", "twin")
@@ -41,7 +41,7 @@ def enc(request):
 
 def test_one_reader_for_every_encoder():
     "No copies: each encoder's encode calls models.encode_options (and none keeps a private keyword reader)."
-    import sentemb_lit.twin as J, sentemb_lit.prompting as P, sentemb_lit.mask_prompting as MP
+    import sentemb_lit.jtcse.twin as J, sentemb_lit.prompting.prompt_embedding as P, sentemb_lit.prompting.mask_prompting as MP
     for fn in (M.EncodeAPI.encode, P.PromptEncoder.encode, MP.MaskPromptEncoder.encode, J.TwinTowerEncoder.encode):
         assert "encode_options(self, kwargs)" in inspect.getsource(fn), fn.__qualname__
     assert P.encode_options is M.encode_options and MP.encode_options is M.encode_options

@@ -6,10 +6,10 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
-from sentemb_lit import data as D
-from sentemb_lit.data import FETCH_MANIFEST, STSData, fetch_data, load_sts
+import sentemb_lit.core.data as D
+from sentemb_lit.core.data import FETCH_MANIFEST, STSData, fetch_data, load_sts
 from sentemb_lit.cli import fetch_data_main
-from sentemb_lit.io import LockedError, exclusive
+from sentemb_lit.core.io import LockedError, exclusive
 
 
 def _parquet(folder: Path, split: str, d: STSData, scale: float = 1.0):

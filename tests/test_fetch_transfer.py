@@ -7,13 +7,13 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
-from sentemb_lit import transfer as T
+import sentemb_lit.evals.transfer as T
 from sentemb_lit.cli import fetch_data_main
-from sentemb_lit.data import FETCH_MANIFEST, fetch_data, load_sts
-from sentemb_lit.io import CorruptFileError
-from sentemb_lit.mteb_eval import load_reranking
-from sentemb_lit.transfer import MTEB_CLASSIFICATION, load_transfer
-from sentemb_lit.transfer_data import HUB_RERANKING, fetch_transfer, reranking_source, senteval_rows
+from sentemb_lit.core.data import FETCH_MANIFEST, fetch_data, load_sts
+from sentemb_lit.core.io import CorruptFileError
+from sentemb_lit.evals.mteb import load_reranking
+from sentemb_lit.evals.transfer import MTEB_CLASSIFICATION, load_transfer
+from sentemb_lit.evals.transfer_data import HUB_RERANKING, fetch_transfer, reranking_source, senteval_rows
 
 
 def _hub_copy(folder: Path, task: str, damage=None):

@@ -1,5 +1,8 @@
-"""The import graph of sentemb_lit (issue #23): every module imports alone in a fresh interpreter, no module imports
-`cli` but `cli` itself and `bench`, and the graph of imports between the package's modules has no cycle. Imports are
+"""The import graph of sentemb_lit (issues #23, #43): every module imports alone in a fresh interpreter, no module
+imports `cli` but `cli` itself and `bench`, the graph of imports between the package's modules has no cycle, and the
+folders keep their layers: `core` imports only `core`; `evals`, `stats` and each paper's folder (`jtcse`, `ranking`,
+`prompting`) import only themselves and `core` — no paper folder imports another; only the application layer at the
+top (`cli`, `reproduce`, `bench`, `compare`, `memory`) imports across folders. Imports are
 found in every form: `import x`, `from . import x`, `from .cli import y`, `from sentemb_lit import cli`,
 `importlib.import_module("...")` / `__import__("...")` with a constant name, and inside functions."""
 import ast, os, subprocess, sys
@@ -9,7 +12,10 @@ import pytest
 import sentemb_lit
 
 PKG = Path(sentemb_lit.__file__).parent
-MODULES = sorted(p.stem for p in PKG.glob("*.py") if p.stem != "__init__")
+MODULES = sorted(p.relative_to(PKG).with_suffix("").as_posix().replace("/", ".") for p in PKG.rglob("*.py")
+                 if p.stem not in ("__init__", "_modidx"))            # dotted: 'core.io', 'jtcse.losses', 'cli'
+FOLDERS = {"core": {"core"}, "evals": {"evals", "core"}, "stats": {"stats", "core"}, "jtcse": {"jtcse", "core"},
+           "ranking": {"ranking", "core"}, "prompting": {"prompting", "core"}}   # folder -> the folders it may import
 MAY_IMPORT_CLI = {"cli", "bench"}
 
 
@@ -22,20 +28,20 @@ def _target(name: str, level: int, package: str = "sentemb_lit") -> str | None:
 
 
 def _module_of(full: str) -> str | None:
-    "`sentemb_lit.cli.x` -> 'cli' (a module of the package), else None."
+    "`sentemb_lit.cli.x` -> 'cli', `sentemb_lit.core.io.f` -> 'core.io' (the longest module of the package), else None."
     parts = full.split(".")
     if parts[0] != "sentemb_lit" or len(parts) < 2: return None
-    return parts[1] if parts[1] in MODULES else None
+    return next((".".join(parts[1:k]) for k in range(len(parts), 1, -1) if ".".join(parts[1:k]) in MODULES), None)
 
 
-def imports_of(source: str) -> set[str]:
-    "The package modules `source` imports, in any form and anywhere in the file."
+def imports_of(source: str, package: str = "sentemb_lit") -> set[str]:
+    "The package modules `source` (a module of `package`) imports, in any form and anywhere in the file."
     found = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found |= {_module_of(a.name) for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            base = _target(node.module or "", node.level)
+            base = _target(node.module or "", node.level, package)
             found.add(_module_of(base))
             found |= {_module_of(f"{base}.{a.name}") for a in node.names}         # from . import cli
         elif isinstance(node, ast.Call):
@@ -52,7 +58,12 @@ def imports_of(source: str) -> set[str]:
 
 
 def graph() -> dict:
-    return {m: imports_of((PKG / f"{m}.py").read_text(encoding="utf-8")) - {m} for m in MODULES}
+    "module -> the package modules it imports; relative imports resolve against the module's own package."
+    out = {}
+    for m in MODULES:
+        package = "sentemb_lit" + ("." + m.rpartition(".")[0] if "." in m else "")
+        out[m] = imports_of((PKG / f"{m.replace('.', '/')}.py").read_text(encoding="utf-8"), package) - {m}
+    return out
 
 
 def test_the_walker_sees_every_form(monkeypatch):
@@ -105,10 +116,24 @@ def test_import_graph_has_no_cycle():
     g = graph()
     c = _cycle(g)
     assert c is None, f"import cycle: {' -> '.join(c)}"
-    assert "chain_jobs" in g["cli"] and "cli" not in g["chain_jobs"]  # cli calls the chain job, not the reverse
+    assert "ranking.chain_jobs" in g["cli"] and "cli" not in g["ranking.chain_jobs"]   # cli calls the job, not the reverse
     assert "reproduce" in g["cli"] and "cli" not in g["reproduce"]    # cli calls the runner, not the reverse
-    assert "chains" in g["chain_jobs"] and "chain_jobs" not in g["chains"]   # the job runs the chains, not the reverse
-    assert "ranking" in g["ranking_runs"] and "ranking_runs" not in g["ranking"]   # the runs use the method, not the reverse
+    assert "ranking.chains" in g["ranking.chain_jobs"] and "ranking.chain_jobs" not in g["ranking.chains"]
+    assert "ranking.posttraining" in g["ranking.runs"] and "ranking.runs" not in g["ranking.posttraining"]
+
+
+def test_no_paper_folder_imports_another():
+    "Each folder imports only the folders FOLDERS allows: what two papers share lives in core/ under a public name."
+    assert {m.split(".")[0] for m in MODULES if "." in m} == set(FOLDERS)
+    bad = {m: sorted(d for d in deps if "." in d and d.split(".")[0] not in FOLDERS[m.split(".")[0]])
+           for m, deps in graph().items() if "." in m}
+    assert not {m: d for m, d in bad.items() if d}, bad
+    assert not [m for m, deps in graph().items() if "." in m and any("." not in d for d in deps)]   # nor the top layer
+
+
+def test_the_walker_resolves_relative_imports_in_folders():
+    src = "from ..core.io import x\nfrom .losses import y\nfrom . import step\n"
+    assert imports_of(src, "sentemb_lit.jtcse") == {"core.io", "jtcse.losses", "jtcse.step"}
 
 
 @pytest.mark.parametrize("chunk", [MODULES[i::2] for i in range(2)], ids=["even", "odd"])

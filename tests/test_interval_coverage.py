@@ -1,4 +1,4 @@
-"""Coverage of the reports' intervals: a small, fixed-seed version of the studies in nbs/93_coverage (2,000 replications
+"""Coverage of the reports' intervals: a small, fixed-seed version of the studies in nbs/stats/93_coverage (2,000 replications
 per setting there). With R = 300 replications the Monte Carlo sd of a 95 % coverage is 1.26 points, so the accepted
 band [90 %, 99 %] is about four sd wide on each side; the seeds are fixed, so the outcome does not vary between runs.
 The population is the real per-pair cosines of minilm-l6 committed with the baselines record (verified against their
@@ -6,8 +6,8 @@ manifest when read)."""
 from pathlib import Path
 import numpy as np
 import pytest
-from sentemb_lit.predictions import load_predictions
-from sentemb_lit.coverage import (accuracy_replication, accuracy_truth, accuracy_world, ap_replication, ap_truth,
+from sentemb_lit.stats.predictions import load_predictions
+from sentemb_lit.stats.coverage import (accuracy_replication, accuracy_truth, accuracy_world, ap_replication, ap_truth,
                                   ap_world, coverage, record_replication, record_truth, record_world, sts_replication,
                                   sts_world, world_truth)
 
@@ -55,7 +55,7 @@ def test_interval_coverage_accuracy_and_map():
 
 def test_interval_coverage_transfer_average_one_row_reference():
     "Table 8's interval: seven tasks at their real sizes, A at 5 seeds, B run once (nbs/93: 94.8 % at R = 2,000)."
-    from sentemb_lit.coverage import task_average_replication, task_average_truth
+    from sentemb_lit.stats.coverage import task_average_replication, task_average_truth
     sizes = {"MR": 10662, "CR": 3775, "SUBJ": 10000, "MPQA": 10606, "SST2": 1821, "TREC": 500, "MRPC": 1725}
     tw = accuracy_world(n_pool=5000)
     res = coverage(lambda g: task_average_replication(tw, 5, 0.02, sizes, g), {"avg": task_average_truth(tw, 0.02)},
@@ -65,7 +65,7 @@ def test_interval_coverage_transfer_average_one_row_reference():
 
 def test_interval_coverage_mteb_classification_shares():
     "The MTEB classification extra: shares of 10 classifiers, three sets, A at 5 seeds, B once (nbs/93: 93.7 %)."
-    from sentemb_lit.coverage import task_average_replication, task_average_truth
+    from sentemb_lit.stats.coverage import task_average_replication, task_average_truth
     sizes = {"Banking77": 3080, "Emotion": 2000, "AmazonCounterfactualEN": 670}
     tw = accuracy_world(n_pool=5000)
     res = coverage(lambda g: task_average_replication(tw, 5, 0.02, sizes, g, experiments=10),

@@ -1,12 +1,12 @@
-"sentemb_lit.jtcse: bad inputs, exact resume of an interrupted twin run, non-finite losses, save/load/export."
+"sentemb_lit.jtcse.train: bad inputs, exact resume of an interrupted twin run, non-finite losses, save/load/export."
 import copy, hashlib, json, math
 from pathlib import Path
 import numpy as np, pytest, torch
-from sentemb_lit.tiny_models import tiny_bert
-from sentemb_lit.training import NonFiniteLossError, read_jsonl
-from sentemb_lit.twin import TwinTowerEncoder, export_sentence_transformer
-from sentemb_lit.jtcse_step import JTCSEConfig, official_config, two_view_batch, positive_index, make_loss_fn
-from sentemb_lit.jtcse import batch_sentences, make_batch_at, train, MemoEncoder, load_model
+from sentemb_lit.core.tiny_models import tiny_bert
+from sentemb_lit.core.training import NonFiniteLossError, read_jsonl
+from sentemb_lit.jtcse.twin import TwinTowerEncoder, export_sentence_transformer
+from sentemb_lit.jtcse.step import JTCSEConfig, official_config, two_view_batch, positive_index, make_loss_fn
+from sentemb_lit.jtcse.train import batch_sentences, make_batch_at, train, MemoEncoder, load_model
 from sentemb_lit.bench import inference_macs, bert_macs, energy_sts_correlation
 
 CORPUS = [f"this is training sentence number {i} about topic {i % 7}" for i in range(64)]
@@ -154,8 +154,8 @@ def test_twin_through_mteb_sts_evaluator():
     from mteb._evaluators.any_sts_evaluator import AnySTSEvaluator
     from mteb.timing import TimingStack
     from scipy.stats import spearmanr
-    from sentemb_lit.data import load_sts
-    from sentemb_lit.evaluation import evaluate_sts
+    from sentemb_lit.core.data import load_sts
+    from sentemb_lit.core.evaluation import evaluate_sts
     t = twin()
     assert isinstance(t, mteb.models.EncoderProtocol)
     d = load_sts("stsb", "test")
@@ -173,19 +173,19 @@ def test_twin_through_mteb_sts_evaluator():
 
 
 def test_twin_sentence_transformer_fresh_process(tmp_path):
-    "A fresh interpreter: import sentemb_lit.twin, SentenceTransformer(path) with no flag = TwinTowerEncoder.encode."
+    "A fresh interpreter: import sentemb_lit.jtcse.twin, SentenceTransformer(path) with no flag = TwinTowerEncoder.encode."
     import subprocess, sys
     t = twin(4)
     sents = ["a man plays a guitar", "two dogs run on the beach", "a much longer sentence so that padding occurs here"]
     np.save(tmp_path / "ours.npy", t.encode(sents))
     export_sentence_transformer(t, None, tmp_path / "st")
-    code = (f"import numpy as np, sentemb_lit.twin\nfrom sentence_transformers import SentenceTransformer\n"
+    code = (f"import numpy as np, sentemb_lit.jtcse.twin\nfrom sentence_transformers import SentenceTransformer\n"
             f"m = SentenceTransformer({str(tmp_path / 'st')!r}, device='cpu')\n"
             f"d = np.abs(m.encode({sents!r}) - np.load({str(tmp_path / 'ours.npy')!r})).max()\n"
             f"print('maxdiff', d)\nassert d < 1e-5, d")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "maxdiff" in r.stdout, r.stderr[-2000:]
-    r = subprocess.run([sys.executable, "-c", code.replace("import numpy as np, sentemb_lit.twin", "import numpy as np")],
+    r = subprocess.run([sys.executable, "-c", code.replace("import numpy as np, sentemb_lit.jtcse.twin", "import numpy as np")],
                        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert r.returncode != 0 and "trust_remote_code=True" in r.stderr        # its code runs only when trusted
 
@@ -195,15 +195,15 @@ def test_twin_export_loads_where_sentemb_lit_cannot_be_imported(tmp_path):
     in which `import sentemb_lit` fails loads it with `trust_remote_code=True` through transformers and through
     sentence-transformers, and both give the twin's embeddings."""
     import os, subprocess, sys
-    import sentemb_lit.twin_model
+    import sentemb_lit.jtcse.twin_model
     t = twin(5)
     sents = ["a man plays a guitar", "two dogs run on the beach", "a much longer sentence so that padding occurs here"]
     np.save(tmp_path / "ours.npy", t.encode(sents))
     out = export_sentence_transformer(t, None, tmp_path / "st")
-    assert (out / "twin_model.py").read_bytes() == Path(sentemb_lit.twin_model.__file__).read_bytes()
+    assert (out / "twin_model.py").read_bytes() == Path(sentemb_lit.jtcse.twin_model.__file__).read_bytes()
     code = (
         "import sys\nsys.modules['sentemb_lit'] = None\n"                   # `import sentemb_lit...` raises now
-        "try:\n    import sentemb_lit.twin\nexcept ImportError: pass\nelse: raise SystemExit('sentemb_lit imported')\n"
+        "try:\n    import sentemb_lit.jtcse.twin\nexcept ImportError: pass\nelse: raise SystemExit('sentemb_lit imported')\n"
         "import numpy as np, torch\nfrom transformers import AutoModel, AutoTokenizer\n"
         "from sentence_transformers import SentenceTransformer\n"
         f"path, sents, ours = {str(out)!r}, {sents!r}, np.load({str(tmp_path / 'ours.npy')!r})\n"
@@ -224,8 +224,8 @@ def test_twin_export_loads_where_sentemb_lit_cannot_be_imported(tmp_path):
 
 def test_the_shipped_model_module_imports_only_transformers_and_torch():
     "What transformers checks before it runs remote code: every import of the file, inside functions too."
-    import ast, sentemb_lit.twin_model
-    tree = ast.parse(Path(sentemb_lit.twin_model.__file__).read_text(encoding="utf-8"))
+    import ast, sentemb_lit.jtcse.twin_model
+    tree = ast.parse(Path(sentemb_lit.jtcse.twin_model.__file__).read_text(encoding="utf-8"))
     roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     roots |= {n.module.split(".")[0] if n.level == 0 else "." for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert roots and roots <= {"transformers", "torch"}, roots
@@ -233,7 +233,7 @@ def test_the_shipped_model_module_imports_only_transformers_and_torch():
 
 def test_simcse_head_is_dropped_at_inference(tmp_path, tok):
     "The stage-1 recipe trains through SimCSE's MLP; the saved model is the bare tower (CLS before the MLP)."
-    from sentemb_lit.jtcse import save_model
+    from sentemb_lit.jtcse.train import save_model
     m = tiny_bert(2)[0]
     cfg = JTCSEConfig(variant="simcse", cael_every=None, lr=1e-3, batch_size=4, max_length=16, n_steps=2, eval_every=1,
                       ckpt_every=0)
@@ -246,8 +246,8 @@ def test_simcse_head_is_dropped_at_inference(tmp_path, tok):
 
 
 # ---------------------------------------------------------------- content-keyed stages and evaluations
-from sentemb_lit.io import KeyedStore
-from sentemb_lit.jtcse import run_stage, run_sts, model_fingerprint, sts_fingerprint
+from sentemb_lit.core.io import KeyedStore
+from sentemb_lit.jtcse.train import run_stage, run_sts, model_fingerprint, sts_fingerprint
 
 _TINY_CFG = dict(variant="tncse", cael_every=None, lr=1e-3, batch_size=4, max_length=16, n_steps=2, eval_every=0,
                  ckpt_every=0, seed=1, data_seed=1)
@@ -262,7 +262,7 @@ def _module_copy(tmp_path, name, extra=""):
     "A copy of a sentemb_lit module's source (a stand-in for another checkout's code), optionally edited."
     import importlib.util
     src = Path(importlib.util.find_spec(f"sentemb_lit.{name}").origin).read_text()
-    p = tmp_path / f"{name}_{hashlib.sha256(extra.encode()).hexdigest()[:12]}.py"   # not hash(): salted
+    p = tmp_path / f"{name.replace('.', '_')}_{hashlib.sha256(extra.encode()).hexdigest()[:12]}.py"   # not hash(): salted
     p.write_text(src + extra)
     return p
 
@@ -270,7 +270,7 @@ def _module_copy(tmp_path, name, extra=""):
 def test_stage_retrains_on_edited_config_or_code(tmp_path):
     store = KeyedStore(tmp_path / "store")
     cfg = JTCSEConfig(**_TINY_CFG)
-    code = (_module_copy(tmp_path, "losses"),)
+    code = (_module_copy(tmp_path, "jtcse.losses"),)
     _, _, a = run_stage(store, "s", cfg, _twin_init, CORPUS, code=code)
     _, _, b = run_stage(store, "s", cfg, _twin_init, CORPUS, code=code)
     assert a["trained"] and not b["trained"] and a["key"] == b["key"]
@@ -278,7 +278,7 @@ def test_stage_retrains_on_edited_config_or_code(tmp_path):
     assert key_json["key"] == a["key"] and set(key_json["parts"]) >= {"config", "seed", "data", "code"}
     _, _, c = run_stage(store, "s", JTCSEConfig(**(_TINY_CFG | {"temperature": 0.1})), _twin_init, CORPUS, code=code)
     assert c["trained"] and c["key"] != a["key"]                              # an edited config retrains
-    edited = (_module_copy(tmp_path, "losses", "\n# an edited loss\n"),)
+    edited = (_module_copy(tmp_path, "jtcse.losses", "\n# an edited loss\n"),)
     _, _, d = run_stage(store, "s", cfg, _twin_init, CORPUS, code=edited)
     assert d["trained"] and d["key"] != a["key"]                              # an edited loss retrains
     _, _, e = run_stage(store, "s", cfg, _twin_init, CORPUS[:-4], code=code)
@@ -289,8 +289,8 @@ def test_two_checkouts_never_share_results(tmp_path):
     "Two code versions over one shared cache folder: each trains its own stage and reads back only its own."
     shared = KeyedStore(tmp_path / "shared_cache")
     cfg = JTCSEConfig(**_TINY_CFG)
-    code_a = (_module_copy(tmp_path, "jtcse"),)
-    code_b = (_module_copy(tmp_path, "jtcse", "\n# checkout B\n"),)
+    code_a = (_module_copy(tmp_path, "jtcse.train"),)
+    code_b = (_module_copy(tmp_path, "jtcse.train", "\n# checkout B\n"),)
     ma, _, a = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_a)
     mb, _, b = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_b)
     assert a["trained"] and b["trained"] and a["key"] != b["key"]
@@ -345,7 +345,7 @@ TRAINERS = {
 @pytest.mark.parametrize("trainer", list(TRAINERS))
 def test_every_trainer_refuses_a_resume_with_another_config(tmp_path, tok, trainer):
     "temperature, terms, max_length, batch_size, lr: each refused by name, config.json untouched; override continues"
-    from sentemb_lit.checkpoint import ConfigMismatchError
+    from sentemb_lit.core.checkpoint import ConfigMismatchError
     cfg, model, teacher = TRAINERS[trainer]()
     train(cfg, model, tok, CORPUS, tmp_path, teacher=teacher, progress=False, stop_after=2)
     written = (tmp_path / "config.json").read_text()
@@ -364,7 +364,7 @@ def test_every_trainer_refuses_a_resume_with_another_config(tmp_path, tok, train
 
 
 def test_a_resume_on_another_corpus_or_teacher_is_refused(tmp_path, tok):
-    from sentemb_lit.checkpoint import ConfigMismatchError
+    from sentemb_lit.core.checkpoint import ConfigMismatchError
     cfg, model, teacher = TRAINERS["distill"]()
     train(cfg, model, tok, CORPUS, tmp_path, teacher=teacher, progress=False, stop_after=2)
     with pytest.raises(ConfigMismatchError, match=r"config\.corpus"):
@@ -414,7 +414,7 @@ def test_export_never_deletes_files_it_did_not_write(tmp_path, tok):
     ({"cael": {"every": 2}}, "is not a CAELConfig"),
 ])
 def test_twin_config_fields_are_checked(tmp_path, edit, msg):
-    from sentemb_lit.twin import TWIN_CONFIG
+    from sentemb_lit.jtcse.twin import TWIN_CONFIG
     twin().save_pretrained(tmp_path / "t")
     f = tmp_path / "t" / TWIN_CONFIG
     f.write_text(json.dumps(json.loads(f.read_text()) | edit))
@@ -424,32 +424,18 @@ def test_twin_config_fields_are_checked(tmp_path, edit, msg):
 
 def test_loading_an_export_as_a_twin_says_to_import_twin(tmp_path):
     export_sentence_transformer(twin(), None, tmp_path / "st")
-    with pytest.raises(FileNotFoundError, match=r"`import sentemb_lit\.twin` first"):
+    with pytest.raises(FileNotFoundError, match=r"`import sentemb_lit\.jtcse\.twin` first"):
         TwinTowerEncoder.from_pretrained(tmp_path / "st")
-    assert "import sentemb_lit.twin" in (tmp_path / "st" / "README.md").read_text()
+    assert "import sentemb_lit.jtcse.twin" in (tmp_path / "st" / "README.md").read_text()
 
 
-# ---------------------------------------------------------------- names that moved out of sentemb_lit.jtcse (issue 23)
-_MOVED_OUT = {"twin": ("TWIN_CONFIG", "TWIN_FORMAT", "TWIN_SUPPORTED", "EXPORT_MARKER", "EXPORT_FORMAT",
-                       "TwinTowerEncoder", "export_sentence_transformer", "TwinTowerConfig", "TwinTowerModel"),
-              "jtcse_step": ("positive_index", "two_view_batch", "VARIANTS", "JTCSEConfig", "official_config",
-                             "SimCSEHead", "set_dropout", "twin_outputs", "make_loss_fn"),
-              "bench": ("inference_macs", "bert_macs", "model_cls_energy", "energy_sts_correlation")}
 
 
-@pytest.mark.parametrize("home,name", [(h, n) for h, names in _MOVED_OUT.items() for n in names])
-def test_old_jtcse_path_still_works_and_warns(home, name):
-    "`from sentemb_lit.jtcse import X` of a moved name: the object of its new home, with a DeprecationWarning naming it."
-    import importlib
-    new = getattr(importlib.import_module(f"sentemb_lit.{home}"), name)
-    with pytest.warns(DeprecationWarning, match=rf"sentemb_lit\.jtcse\.{name} moved to sentemb_lit\.{home}\.{name}"):
-        exec(f"from sentemb_lit.jtcse import {name} as old", ns := {})
-    assert ns["old"] is new
 
 
 def test_names_that_stayed_in_jtcse_do_not_warn():
-    import warnings, sentemb_lit.jtcse as J
+    import warnings, sentemb_lit.jtcse.train as J
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert J.run_stage and J.train and J.TowerPoolings and J.TRAIN_CODE == ("jtcse.run_stage",)
+        assert J.run_stage and J.train and J.TowerPoolings and J.TRAIN_CODE == ("jtcse.train.run_stage",)
     assert "TwinTowerEncoder" not in J.__all__ and "run_sts" in J.__all__

@@ -1,4 +1,4 @@
-"""The leaderboard (issue 27): `nbs/96_leaderboard.ipynb` at smoke builds leaderboard.json and a results file the
+"""The leaderboard (issue 27): `nbs/experiments/96_leaderboard.ipynb` at smoke builds leaderboard.json and a results file the
 standard report builder turns into REPORT.md, from the committed predictions of papers/baselines alone; a hand-edited
 predictions file stops it with the file's name."""
 import json, shutil
@@ -6,24 +6,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NB = ROOT / "nbs" / "96_leaderboard.ipynb"
+NB = ROOT / "nbs" / "experiments" / "96_leaderboard.ipynb"
 TASKS = ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"]
 
 
 def run(out: Path, **params):
     import papermill as pm
     params = {"profile": "smoke", "out_dir": str(out)} | params
-    return pm.execute_notebook(str(NB), str(out / NB.name), parameters=params, cwd=str(ROOT / "nbs"),
+    return pm.execute_notebook(str(NB), str(out / NB.name), parameters=params, cwd=str(ROOT / "nbs" / "experiments"),
                                kernel_name="python3", progress_bar=False,
                                extra_arguments=["--IPKernelApp.log_level=ERROR"])
 
 
 def test_smoke_builds_the_table_and_its_report(tmp_path):
-    from sentemb_lit.claims import read_claims
+    from sentemb_lit.stats.claims import read_claims
     from sentemb_lit.reproduce import PAPERS
-    from sentemb_lit.intervals import VERDICTS
-    from sentemb_lit.io import read_json_verified
-    from sentemb_lit.report import write_reports
+    from sentemb_lit.stats.intervals import VERDICTS
+    from sentemb_lit.core.io import read_json_verified
+    from sentemb_lit.stats.report import write_reports
     assert PAPERS["leaderboard"] == ("96_leaderboard.ipynb",) and list(PAPERS)[-1] == "leaderboard"
     assert read_claims(ROOT / "papers" / "leaderboard") == {}                # claims.csv: the header only
     run(tmp_path)

@@ -14,18 +14,20 @@ KEPT = {("cli", "*"): "the command line's own output",
         ("bench", "bench_main"): "the `sentemb-lit bench` command's report",
         ("bench", "_print_twin"): "part of that report (called by bench_main only)",
         ("memory", "_child"): "a child process's result on stdout, read back by its parent",
-        ("model_cache", "cached_build"): "keyed: reached by the JTCSE, STS and nb23 keys (tools/key_snapshot.py)",
-        ("model_cache", "gguf_to_safetensors"): "keyed: as cached_build"}
+        ("stats.claim_status", "_main"): "the `python -m sentemb_lit.stats.claim_status` command's report",
+        ("core.model_cache", "cached_build"): "keyed: reached by the JTCSE, STS and nb23 keys (tools/key_snapshot.py)",
+        ("core.model_cache", "gguf_to_safetensors"): "keyed: as cached_build"}
 
 
 def print_sites() -> set[tuple[str, str]]:
     "(module, top-level definition) of every `print(...)` call in the package's modules."
     out = set()
-    for path in sorted(PKG.glob("*.py")):
+    for path in sorted(PKG.rglob("*.py")):
         for top in ast.parse(path.read_text(encoding="utf-8")).body:
             if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
                    for n in ast.walk(top)):
-                out.add((path.stem, getattr(top, "name", type(top).__name__)))
+                module = path.relative_to(PKG).with_suffix("").as_posix().replace("/", ".")
+                out.add((module, getattr(top, "name", type(top).__name__)))
     return out
 
 
@@ -37,7 +39,7 @@ def test_every_print_left_in_the_library_has_its_reason():
 
 def test_each_logging_module_has_its_own_logger():
     "A module that logs does so through `logging.getLogger(__name__)`, never the root logger or a shared one."
-    for path in sorted(PKG.glob("*.py")):
+    for path in sorted(PKG.rglob("*.py")):
         src = path.read_text(encoding="utf-8")
         if "_log." not in src: continue
         assert "_log = logging.getLogger(__name__)" in src, path.name
@@ -45,24 +47,24 @@ def test_each_logging_module_has_its_own_logger():
 
 
 def test_training_corpus_logs_its_counts_and_prints_nothing(data_root, caplog, capsys):
-    from sentemb_lit.data import training_corpus
-    with caplog.at_level(logging.INFO, logger="sentemb_lit.data"):
+    from sentemb_lit.core.data import training_corpus
+    with caplog.at_level(logging.INFO, logger="sentemb_lit.core.data"):
         corpus = training_corpus(("sickr_train",), verbose=True)
-    lines = [r.getMessage() for r in caplog.records if r.name == "sentemb_lit.data"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "sentemb_lit.core.data"]
     assert lines[-1].split() == ["union:", str(len(corpus)), "distinct", "sentences"], lines
     assert capsys.readouterr().out == ""
     caplog.clear()
     training_corpus(("sickr_train",))
-    assert not [r for r in caplog.records if r.name == "sentemb_lit.data"]          # not verbose: nothing
+    assert not [r for r in caplog.records if r.name == "sentemb_lit.core.data"]          # not verbose: nothing
 
 
 def test_a_refused_adoption_is_a_warning_of_chain_jobs(tmp_path, caplog, capsys):
-    from sentemb_lit.chain_jobs import _matching
+    from sentemb_lit.ranking.chain_jobs import _matching
     bad = tmp_path / "chains.jsonl"
     bad.write_text("{not json\n")
-    with caplog.at_level(logging.WARNING, logger="sentemb_lit.chain_jobs"):
+    with caplog.at_level(logging.WARNING, logger="sentemb_lit.ranking.chain_jobs"):
         assert _matching(bad, [{"source": "a"}], {}) is None
-    (rec,) = [r for r in caplog.records if r.name == "sentemb_lit.chain_jobs"]
+    (rec,) = [r for r in caplog.records if r.name == "sentemb_lit.ranking.chain_jobs"]
     assert rec.levelno == logging.WARNING and rec.getMessage().startswith("not adopted:")
     assert capsys.readouterr().out == ""
 
@@ -81,8 +83,8 @@ def cli_logs():
 def test_the_command_line_shows_library_logs_as_plain_lines(cli_logs, capsys):
     cli_logs._show_library_logs()
     cli_logs._show_library_logs()                                    # a second call adds no second handler
-    logging.getLogger("sentemb_lit.data").info("wrote sts/x.tsv")
-    logging.getLogger("sentemb_lit.chain_jobs").warning("not adopted: x")
-    logging.getLogger("sentemb_lit.data").debug("not shown")
+    logging.getLogger("sentemb_lit.core.data").info("wrote sts/x.tsv")
+    logging.getLogger("sentemb_lit.ranking.chain_jobs").warning("not adopted: x")
+    logging.getLogger("sentemb_lit.core.data").debug("not shown")
     out, err = capsys.readouterr()
     assert out == "wrote sts/x.tsv\n" and err == "not adopted: x\n", (out, err)

@@ -1,8 +1,8 @@
-"Edge cases and bad inputs for sentemb_lit.losses (fast: well under a second each)."
+"Edge cases and bad inputs for sentemb_lit.jtcse.losses (fast: well under a second each)."
 import math
 import pytest
 import torch
-from sentemb_lit.losses import (tmc_loss, tmc_loss_kt, info_nce, cross_info_nce, icnce, tmc_dynamic, ictm_loss,
+from sentemb_lit.jtcse.losses import (tmc_loss, tmc_loss_kt, info_nce, cross_info_nce, icnce, tmc_dynamic, ictm_loss,
                                 jtcse_loss, TABLE_X_ABLATIONS)
 
 D = torch.float64

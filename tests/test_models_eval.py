@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 import torch
-from sentemb_lit.evaluation import alignment_uniformity, correlations, evaluate_dev, evaluate_sts
-from sentemb_lit.models import SentenceEncoder, encode, load_causal_lm, load_encoder
-from sentemb_lit.model_cache import MODEL_REGISTRY, ModelPackageMissing, package_file
-from sentemb_lit.tiny_models import tiny_bert
+from sentemb_lit.core.evaluation import alignment_uniformity, correlations, evaluate_dev, evaluate_sts
+from sentemb_lit.core.models import SentenceEncoder, encode, load_causal_lm, load_encoder
+from sentemb_lit.core.model_cache import MODEL_REGISTRY, ModelPackageMissing, package_file
+from sentemb_lit.core.tiny_models import tiny_bert
 
 
 def test_unknown_names_give_clear_errors():
@@ -58,7 +58,7 @@ def test_evaluate_rejects_bad_encoders(data_root):
 
 def test_perfect_and_constant_encoders(data_root):
     # an encoder that puts the gold score into the cosine gives Spearman 100 on STS-B test
-    from sentemb_lit.data import load_sts
+    from sentemb_lit.core.data import load_sts
     d = load_sts("stsb")
     gold = {}
     for a, b, g in zip(d.sentences1, d.sentences2, d.scores):
@@ -80,8 +80,9 @@ import time
 import warnings
 from pathlib import Path
 
-from sentemb_lit import model_cache as MC, models as M
-from sentemb_lit.io import CorruptFileError
+import sentemb_lit.core.model_cache as MC
+import sentemb_lit.core.models as M
+from sentemb_lit.core.io import CorruptFileError
 
 
 @pytest.fixture
@@ -173,7 +174,7 @@ def test_stale_temporary_folders_are_removed(fake_zip):
 _CHILD = textwrap.dedent("""
     import sys, time, zipfile
     from pathlib import Path
-    from sentemb_lit import model_cache as MC
+    import sentemb_lit.core.model_cache as MC
     ready, hold, log = Path(sys.argv[1]), float(sys.argv[2]), Path(sys.argv[3])
     gate, started = [a for a in sys.argv[4:5] if a != "-"], sys.argv[5:6]   # optional files: wait for, touch
     extract = zipfile.ZipFile.extractall
@@ -281,7 +282,7 @@ def test_truncation_is_honoured(tiny_encoder):
 
 def test_max_positions_counts_the_roberta_offset():
     from transformers import MPNetConfig, MPNetModel
-    from sentemb_lit.models import max_positions
+    from sentemb_lit.core.models import max_positions
     mpnet = MPNetModel(MPNetConfig(vocab_size=100, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                                    intermediate_size=16, max_position_embeddings=514))
     assert max_positions(mpnet) == 512 and max_positions(tiny_bert()[0]) == 128
@@ -289,7 +290,7 @@ def test_max_positions_counts_the_roberta_offset():
 
 def test_hub_paths_work_with_local_folders(tmp_path):
     "Any name outside the registry goes to from_pretrained: local folders stand in for hub ids offline."
-    from sentemb_lit.tiny_models import tiny_llama
+    from sentemb_lit.core.tiny_models import tiny_llama
     bert, btok = tiny_bert(seed=3)
     bert.save_pretrained(tmp_path / "enc")
     btok.save_pretrained(tmp_path / "enc")
@@ -309,7 +310,7 @@ def test_sentence_encoder_through_mteb_sts_equals_evaluate_sts(tiny_encoder, dat
     import datasets
     import mteb
     from mteb.models import EncoderProtocol
-    from sentemb_lit.data import load_sts
+    from sentemb_lit.core.data import load_sts
     assert isinstance(tiny_encoder, EncoderProtocol)
     meta = tiny_encoder.mteb_model_meta
     assert meta.name == "sentemb_lit/tiny-bert" and len(meta.revision) == 16

@@ -8,20 +8,20 @@ from datasets import Dataset, DatasetDict
 from mteb.abstasks.sts import AbsTaskSTS
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.models import EncoderProtocol
-from sentemb_lit.data import load_sts
-from sentemb_lit.evaluation import _strided, evaluate_sts
-from sentemb_lit.models import SentenceEncoder, load_encoder
-from sentemb_lit.tiny_models import tiny_llama
-from sentemb_lit.twin import TwinTowerEncoder
-from sentemb_lit.prompting import PromptEncoder
-from sentemb_lit.mask_prompting import MaskPromptEncoder
+from sentemb_lit.core.data import load_sts
+from sentemb_lit.core.evaluation import _strided, evaluate_sts
+from sentemb_lit.core.models import SentenceEncoder, load_encoder
+from sentemb_lit.core.tiny_models import tiny_llama
+from sentemb_lit.jtcse.twin import TwinTowerEncoder
+from sentemb_lit.prompting.prompt_embedding import PromptEncoder
+from sentemb_lit.prompting.mask_prompting import MaskPromptEncoder
 
 class LocalSTSBenchmark(AbsTaskSTS):
     "STS-B test pairs given in memory (MTEB's STSBenchmark task reads the same pairs from the hub)."
     min_score, max_score = 0, 5
     metadata = TaskMetadata(
         name="LocalSTSBenchmark", dataset={"path": "local/stsbenchmark", "revision": "local"},
-        description="STS-B test pairs read by sentemb_lit.data.load_sts.", reference=None, type="STS", category="t2t",
+        description="STS-B test pairs read by sentemb_lit.core.data.load_sts.", reference=None, type="STS", category="t2t",
         modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"], main_score="cosine_spearman", date=None,
         domains=None, task_subtypes=None, license=None, annotations_creators=None, dialect=None, sample_creation=None,
         bibtex_citation=None)

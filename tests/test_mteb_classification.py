@@ -1,4 +1,4 @@
-"""`mteb_classify` (sentemb_lit.mteb_eval) equals mteb 2.26's own classification evaluation — `mteb.evaluate` on a
+"""`mteb_classify` (sentemb_lit.evals.mteb) equals mteb 2.26's own classification evaluation — `mteb.evaluate` on a
 local classification task (no hub): the same accuracy and macro F1, experiment by experiment, on real rows of the
 local Emotion (6 classes) and AmazonCounterfactual (2 classes) files embedded by minilm-l6. Both sides read one table
 of embeddings, so the comparison is of the protocol (undersampling, classifier, metrics), not of batching noise."""
@@ -7,9 +7,9 @@ import mteb
 from datasets import Dataset, DatasetDict
 from mteb.abstasks.classification import AbsTaskClassification
 from mteb.abstasks.task_metadata import TaskMetadata
-from sentemb_lit.models import EncodeAPI
-from sentemb_lit.mteb_eval import MTEB_SAMPLES_PER_LABEL, mteb_classify
-from sentemb_lit.transfer import load_transfer
+from sentemb_lit.core.models import EncodeAPI
+from sentemb_lit.evals.mteb import MTEB_SAMPLES_PER_LABEL, mteb_classify
+from sentemb_lit.evals.transfer import load_transfer
 
 
 class _Lookup(EncodeAPI):

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from accelerate import Accelerator
 from transformers import BertConfig, BertModel
-from sentemb_lit.distributed import gather_with_grad
-from sentemb_lit.training import fit
+from sentemb_lit.core.distributed import gather_with_grad
+from sentemb_lit.core.training import fit
 
 def main(out_dir, dropout=0.0, n_steps=6, stop_after=None, global_batch=8):
     torch.set_num_threads(1)
@@ -43,7 +43,7 @@ def main(out_dir, dropout=0.0, n_steps=6, stop_after=None, global_batch=8):
         torch.save(model.state_dict(), Path(out_dir) / "final.pt")
         result = {"processes": acc.num_processes, "last_step": res.last_step}
         Path(out_dir, "result.json").write_text(json.dumps(result))
-    from sentemb_lit.distributed import end_processes
+    from sentemb_lit.core.distributed import end_processes
     end_processes(acc)                                    # shut the group down, no racing teardown
 
 main(**json.loads(sys.argv[1]))

@@ -6,7 +6,7 @@ import ast, json
 from pathlib import Path
 import pytest
 
-NBS = sorted((Path(__file__).resolve().parents[1] / "nbs").glob("*.ipynb"))
+NBS = sorted((Path(__file__).resolve().parents[1] / "nbs").rglob("*.ipynb"))
 SHOWN = {"export", "exports", "exporti", "exec_doc"}
 
 

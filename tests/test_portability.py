@@ -12,9 +12,9 @@ def test_package_imports_without_fcntl():
 
 
 def test_the_lock_still_excludes_a_second_holder(tmp_path):
-    from sentemb_lit.io import LockedError, exclusive
+    from sentemb_lit.core.io import LockedError, exclusive
     with exclusive(tmp_path / "x"):
-        code = ("from sentemb_lit.io import exclusive, LockedError\n"
+        code = ("from sentemb_lit.core.io import exclusive, LockedError\n"
                 f"try:\n    with exclusive({str(tmp_path / 'x')!r}): print('taken')\n"
                 "except LockedError as e: print('refused', e)")
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -1,16 +1,16 @@
-"""Behaviour of sentemb_lit.prompting: the reference's whole-prompt tokens with the prefix KV cache kept (SmolLM2's
+"""Behaviour of sentemb_lit.prompting.prompt_embedding: the reference's whole-prompt tokens with the prefix KV cache kept (SmolLM2's
 tokenizer and a LLaMA-style SentencePiece tokenizer built offline), cached = uncached, batch independence, the
 encoder protocol (MTEB / sentence-transformers calls), the [MASK]-prompt endings, and prompt embedding split over two
-processes (the [MASK] prompts live in sentemb_lit.mask_prompting; their old path in prompting still works, with a
+processes (the [MASK] prompts live in sentemb_lit.prompting.mask_prompting; their old path in prompting still works, with a
 DeprecationWarning). Bad inputs are in test_bad_inputs_prompting.py."""
 import io, json, os, subprocess, sys
 import numpy as np
 import pytest
 import torch
 
-from sentemb_lit.prompting import (TEMPLATES, PRESET_LAYERS, PromptEncoder, split_template, normalize_sentence,
+from sentemb_lit.prompting.prompt_embedding import (TEMPLATES, PRESET_LAYERS, PromptEncoder, split_template, normalize_sentence,
                                    prompt_ids, shared_prefix_len, encode_distributed, ENCODE_CODE)
-from sentemb_lit.mask_prompting import MaskPromptEncoder, normalize_for_eos
+from sentemb_lit.prompting.mask_prompting import MaskPromptEncoder, normalize_for_eos
 from sentemb_lit.cli import embed_main
 
 torch.set_num_threads(1)
@@ -50,7 +50,7 @@ def sentencepiece_tokenizer(texts, vocab_size=1000):
 
 @pytest.fixture(scope="module")
 def stsb_sentences(data_root):
-    from sentemb_lit.data import load_sts
+    from sentemb_lit.core.data import load_sts
     d = load_sts("stsb", "test", "senteval")
     return list(dict.fromkeys(d.sentences1 + d.sentences2))
 
@@ -59,8 +59,8 @@ def stsb_sentences(data_root):
 def sp_llama(data_root):
     "(tiny random LLaMA, SentencePiece byte-fallback tokenizer trained on the STS-B train sentences)."
     from transformers import LlamaForCausalLM
-    from sentemb_lit.data import load_sts
-    from sentemb_lit.tiny_models import tiny_llama_config
+    from sentemb_lit.core.data import load_sts
+    from sentemb_lit.core.tiny_models import tiny_llama_config
     tok = sentencepiece_tokenizer(load_sts("stsb", "train", "original").sentences1)
     torch.manual_seed(0)
     return LlamaForCausalLM(tiny_llama_config(vocab_size=len(tok), pad_token_id=0)).eval(), tok
@@ -237,8 +237,8 @@ SCRIPT = r'''
 import json, sys
 import numpy as np, torch
 from accelerate import PartialState
-from sentemb_lit.tiny_models import tiny_llama
-from sentemb_lit.prompting import PromptEncoder, encode_distributed
+from sentemb_lit.core.tiny_models import tiny_llama
+from sentemb_lit.prompting.prompt_embedding import PromptEncoder, encode_distributed
 from sentemb_lit.cli import embed_main
 torch.set_num_threads(1)
 args = json.loads(sys.argv[1])
@@ -253,7 +253,7 @@ if state.is_main_process:
 if args.get("model_dir"):
     embed_main(["--model", args["model_dir"], "--method", "pcot", "--batch-size", "2", "--input", args["lines"],
                 "--out", args["cli_out"]])
-from sentemb_lit.distributed import end_processes
+from sentemb_lit.core.distributed import end_processes
 end_processes()
 '''
 
@@ -294,29 +294,14 @@ def test_two_processes_equal_one(tmp_path, llama):
     assert np.abs(one[0] - one[1]).max() < 1e-4          # the CLI gives the function's embeddings
 
 
-@pytest.mark.parametrize("name", ["MASK_EOS", "MASK_AGGREGATIONS", "mask_template", "normalize_for_eos",
-                                  "MaskPromptEncoder"])
-def test_moved_mask_names_keep_their_old_path(name):
-    "`from sentemb_lit.prompting import MaskPromptEncoder` still works for one release, and says where it moved."
-    import importlib
-    import sentemb_lit.mask_prompting as moved
-    with pytest.warns(DeprecationWarning, match=f"sentemb_lit.mask_prompting.{name}"):
-        obj = getattr(importlib.import_module("sentemb_lit.prompting"), name)
-    assert obj is getattr(moved, name)
 
 
-def test_old_path_import_statement_warns():
-    with pytest.warns(DeprecationWarning, match="moved to sentemb_lit.mask_prompting"):
-        from sentemb_lit.prompting import MaskPromptEncoder as Old
-    assert Old is MaskPromptEncoder
-    with pytest.raises(ImportError):
-        from sentemb_lit.prompting import NoSuchName  # noqa: F401
 
 
 def test_encode_code_keys_every_method_of_a_run():
     "The nb31 embedding key (code=ENCODE_CODE) reaches the constructor, every method encode runs, and their helpers."
     import inspect
-    from sentemb_lit.code_keys import code_hash, reached_code
+    from sentemb_lit.core.code_keys import code_hash, reached_code
     reach = set(reached_code(*ENCODE_CODE))
     methods = {f.__name__ for f in vars(PromptEncoder).values() if inspect.isfunction(f)} - {"__repr__"}
     assert methods <= reach, methods - reach

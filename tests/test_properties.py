@@ -19,7 +19,7 @@ import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import sentemb_lit
-from sentemb_lit import evaluation
+import sentemb_lit.core.evaluation as evaluation
 
 EXAMPLES = int(os.environ.get("SENTEMB_FUZZ_EXAMPLES", "12"))
 PKG = Path(sentemb_lit.__file__).resolve().parent
@@ -33,7 +33,7 @@ SKIP = {
     "reproduce.reproduce": "no required argument: called with none it runs every notebook of every paper; its "
                            "argument checks are tested in tests/test_reproduce_safety.py",
     "reproduce.write_reports": "the reproduce runner's lazy alias of report.write_reports, walked there",
-    "chain_jobs.parse_job_args": "an argv parser: a bad argv is argparse's one-line exit (tests/test_decoding.py); the "
+    "ranking.chain_jobs.parse_job_args": "an argv parser: a bad argv is argparse's one-line exit (tests/test_decoding.py); the "
                              "library path (cached_chains) raises a ValueError naming the job",
 }
 # The benchmarks of `bench` time real models for minutes (nbs/91_bench tests each on tiny models); its measures of a
@@ -43,7 +43,7 @@ BENCHMARKS = ("matmul_flops_per_s", "bench_twin_step", "bench_decoding", "bench_
               "bench_sts_eval", "bench_imports", "bench_meta", "bench_main")
 SKIP |= {f"bench.{n}": "a benchmark: it times real models for minutes; nbs/91_bench tests it on tiny models"
          for n in BENCHMARKS}
-SKIP["cross_attention.extended_attention_mask"] = (
+SKIP["jtcse.cross_attention.extended_attention_mask"] = (
     "a building block inside every layer's forward: it checks the mask's type and shape only, never its values, so it "
     "costs no device synchronisation per layer; the values (0/1) are checked once per forward by lockstep_forward "
     "(nbs/11 §4), which is walked")

@@ -1,6 +1,7 @@
-"Bad-input and edge-case tests of sentemb_lit.ranking (fast)."
+"Bad-input and edge-case tests of sentemb_lit.ranking.posttraining (fast)."
 import inspect, math, pytest, torch
-from sentemb_lit import ranking as R, ranking_runs as RR
+import sentemb_lit.ranking.posttraining as R
+import sentemb_lit.ranking.runs as RR
 
 def test_refine_bad_inputs():
     with pytest.raises(TypeError): R.refine_similarity([[1.0, 0.0], [0.0, 1.0]])
@@ -106,8 +107,8 @@ def test_forms_agree_for_well_spread_scores():
 
 def test_posttrain_refuses_a_resume_with_another_config(tmp_path, data_root):
     "issue #22: ranking post-training goes through fit's config check (tau, chains, …); override continues"
-    from sentemb_lit.tiny_models import tiny_bert
-    from sentemb_lit.checkpoint import ConfigMismatchError
+    from sentemb_lit.core.tiny_models import tiny_bert
+    from sentemb_lit.core.checkpoint import ConfigMismatchError
     chains = [["A man plays.", "A man plays a song.", "Someone sings."], ["Dogs run.", "Animals move.", "It rains."]]
     kw = dict(lr=1e-3, n_steps=3, ckpt_every=1, eval_every=None, dev0=0.5, dev_limit=20, progress=False)
     RR.posttrain(chains, tmp_path, student=tiny_bert(seed=1), stop_after=2, **kw)
@@ -209,7 +210,7 @@ def word_level_teacher(sentences):
 
 
 def test_a_teacher_with_another_vocabulary_gets_its_own_tokenization(tmp_path, data_root):
-    from sentemb_lit.tiny_models import tiny_bert
+    from sentemb_lit.core.tiny_models import tiny_bert
     chains = [["A man plays.", "A man plays a song.", "Someone sings."], ["Dogs run.", "Animals move.", "It rains."]]
     tenc, ttok = word_level_teacher([s for c in chains for s in c])
     student, stok = tiny_bert(seed=1)
@@ -220,8 +221,8 @@ def test_a_teacher_with_another_vocabulary_gets_its_own_tokenization(tmp_path, d
         t = te(tb["input_ids"], tb["attention_mask"])
         sb = stok(chains[0], padding=True, truncation=True, max_length=32, return_tensors="pt")
         z = st(sb["input_ids"], sb["attention_mask"])
-        want = R.listmle_loss(R._cos_matrix(z, z) / 0.05,
-                              R.ranking_target((R._cos_matrix(t, t) / 0.05).double()).float(),
+        want = R.listmle_loss(R.cos_matrix(z, z) / 0.05,
+                              R.ranking_target((R.cos_matrix(t, t) / 0.05).double()).float(),
                               generator=torch.Generator().manual_seed(0))
         got = R.chain_loss(st, te, stok, chains[0], generator=torch.Generator().manual_seed(0),
                            teacher_tokenizer=ttok)[0]

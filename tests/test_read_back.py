@@ -3,10 +3,12 @@ refused (an empty corpus), and every error names the file or the argument (a fol
 damaged JSON file, an encoder's wrong row count or NaN rows, a path with an empty name)."""
 import gzip, json
 import numpy as np, pytest, torch
-from sentemb_lit import data, model_cache, models
-from sentemb_lit.checks import check_file, check_named_path, read_json
-from sentemb_lit.evaluation import evaluate_sts
-from sentemb_lit.io import CorruptFileError
+import sentemb_lit.core.data as data
+import sentemb_lit.core.model_cache as model_cache
+import sentemb_lit.core.models as models
+from sentemb_lit.core.checks import check_file, check_named_path, read_json
+from sentemb_lit.core.evaluation import evaluate_sts
+from sentemb_lit.core.io import CorruptFileError
 
 EMPTY_CORPORA = {"empty gzip": gzip.compress(b"", mtime=0), "only blank lines": gzip.compress(b"\n   \n\t\n\n", mtime=0),
                  "zero bytes": b""}

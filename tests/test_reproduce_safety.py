@@ -4,7 +4,7 @@ executes, stale attempt folders of dead processes are swept, and promotion goes 
 import ast, inspect, json, os, subprocess, sys
 from pathlib import Path
 import pytest
-from sentemb_lit import reproduce as runner
+import sentemb_lit.reproduce as runner
 
 PARAMS_NB = {"cells": [{"cell_type": "code", "id": "p", "metadata": {"tags": ["parameters"]}, "execution_count": None,
                         "outputs": [], "source": ["profile = 'smoke'\n"]}],
@@ -12,9 +12,9 @@ PARAMS_NB = {"cells": [{"cell_type": "code", "id": "p", "metadata": {"tags": ["p
 
 
 def _project(d: Path, ini: str = "[DEFAULT]\nlib_name = sentemb_lit\n", names=("23_ranking_reproduction.ipynb",)):
-    (d / "nbs").mkdir(parents=True)
+    (d / "nbs" / "experiments").mkdir(parents=True)
     (d / "settings.ini").write_text(ini)
-    for n in [*names, "2_evil.ipynb", "23_other.ipynb"]: (d / "nbs" / n).write_text(json.dumps(PARAMS_NB))
+    for n in [*names, "2_evil.ipynb", "23_other.ipynb"]: (d / "nbs" / "experiments" / n).write_text(json.dumps(PARAMS_NB))
     return d
 
 
@@ -29,13 +29,13 @@ def test_a_folder_without_lib_name_sentemb_lit_is_not_a_project(tmp_path, ini):
 
 def test_only_the_listed_notebooks_run(tmp_path):
     _project(tmp_path)
-    assert [p.name for p in runner.experiment_notebooks("ranking_sentences", tmp_path / "nbs")] == \
+    assert [p.name for p in runner.experiment_notebooks("ranking_sentences", tmp_path / "nbs" / "experiments")] == \
         ["23_ranking_reproduction.ipynb"]
     with pytest.raises(FileNotFoundError, match=r"'04_baselines.ipynb'\] of paper 'baselines' do not exist"):
-        runner.experiment_notebooks("baselines", tmp_path / "nbs")
-    (tmp_path / "nbs" / "23_ranking_reproduction.ipynb").write_text(json.dumps(PARAMS_NB | {"cells": []}))
+        runner.experiment_notebooks("baselines", tmp_path / "nbs" / "experiments")
+    (tmp_path / "nbs" / "experiments" / "23_ranking_reproduction.ipynb").write_text(json.dumps(PARAMS_NB | {"cells": []}))
     with pytest.raises(ValueError, match="have no cell tagged 'parameters'"):
-        runner.experiment_notebooks("ranking_sentences", tmp_path / "nbs")
+        runner.experiment_notebooks("ranking_sentences", tmp_path / "nbs" / "experiments")
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_a_parameter_reaches_only_the_notebooks_that_declare_it(tmp_path, fake_r
     _project(tmp_path, names=("13_jtcse_reproduction.ipynb", "14_jtcse_table_one.ipynb"))
     nb14 = json.loads(json.dumps(PARAMS_NB))
     nb14["cells"][0]["source"] = ["profile: str = 'smoke'  # the size\n", "seeds: str = None  # seeds to train now\n"]
-    (tmp_path / "nbs" / "14_jtcse_table_one.ipynb").write_text(json.dumps(nb14))
+    (tmp_path / "nbs" / "experiments" / "14_jtcse_table_one.ipynb").write_text(json.dumps(nb14))
     runner.reproduce("jtcse", "smoke", project=tmp_path, params={"seeds": ""})
     assert [(c[0], c[2]) for c in calls] == [("13_jtcse_reproduction.ipynb", {}),
                                              ("14_jtcse_table_one.ipynb", {"seeds": ""})]

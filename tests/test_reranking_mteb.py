@@ -1,4 +1,4 @@
-"""`evaluate_reranking` (sentemb_lit.mteb_eval) equals mteb 2.26's own reranking evaluation — `mteb.evaluate` on a local
+"""`evaluate_reranking` (sentemb_lit.evals.mteb) equals mteb 2.26's own reranking evaluation — `mteb.evaluate` on a local
 reranking task (a retrieval task with `top_ranked` candidates), no hub — to 1e-6 on MAP@1000 and MRR@10, on a fixture
 with exactly tied scores (a negative with the same text as a positive) and a query without a positive."""
 import numpy as np
@@ -7,7 +7,7 @@ from datasets import Dataset
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, mrr
-from sentemb_lit.mteb_eval import RerankingData, evaluate_reranking, rerank_metrics, reranking_run
+from sentemb_lit.evals.mteb import RerankingData, evaluate_reranking, rerank_metrics, reranking_run
 
 DATA = RerankingData(
     queries=["How do I install a package on Ubuntu?", "Which shell is the default?", "Where did the cat sit?",
@@ -24,7 +24,7 @@ class LocalReranking(AbsTaskRetrieval):
     "The fixture above as mteb 2.x holds a reranking task: corpus, queries, qrels (1 / 0) and top_ranked candidates."
     metadata = TaskMetadata(
         name="LocalReranking", dataset={"path": "local/reranking", "revision": "local"},
-        description="Reranking fixture built by sentemb_lit.mteb_eval.reranking_run.", reference=None, type="Reranking",
+        description="Reranking fixture built by sentemb_lit.evals.mteb.reranking_run.", reference=None, type="Reranking",
         category="t2t", modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"], main_score="map_at_1000",
         date=None, domains=None, task_subtypes=None, license=None, annotations_creators=None, dialect=None,
         sample_creation=None, bibtex_citation=None)

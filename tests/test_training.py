@@ -3,15 +3,15 @@ with another configuration is refused naming the keys, or applied and recorded w
 import json, os, signal, subprocess, sys, time
 from pathlib import Path
 import pytest, torch
-from sentemb_lit.io import LockedError
-from sentemb_lit.checkpoint import ConfigMismatchError
-from sentemb_lit.training import fit, read_jsonl
+from sentemb_lit.core.io import LockedError
+from sentemb_lit.core.checkpoint import ConfigMismatchError
+from sentemb_lit.core.training import fit, read_jsonl
 
 SCRIPT = r'''
 import json, sys, time
 from pathlib import Path
 import torch
-from sentemb_lit.training import fit
+from sentemb_lit.core.training import fit
 
 out, hold, n_steps = sys.argv[1], sys.argv[2], 12          # hold: a file to create, then stop at the 6th step until killed
 calls = [0]
@@ -139,24 +139,14 @@ def test_unused_parameters_keep_no_gradient(tmp_path):
     assert torch.equal(unused.weight, before)
 
 
-MOVED = {"read_checkpoint": "checkpoint", "ConfigMismatchError": "checkpoint", "config_diff": "checkpoint",
-         "run_config": "checkpoint", "gather_with_grad": "distributed", "shard_batch": "distributed",
-         "PROFILES": "results", "profile_value": "results", "resolve_out_dir": "results", "save_results": "results",
-         "markdown_table": "results", "plot_training_log": "results"}
 
 
-@pytest.mark.parametrize("name,home", MOVED.items())
-def test_old_training_path_still_works_and_warns(name, home):
-    "issue #23: names split off training import from there for one release, with a warning (also those fit uses)."
-    import importlib, sentemb_lit.training as training
-    with pytest.warns(DeprecationWarning, match=f"sentemb_lit.training.{name} moved to sentemb_lit.{home}.{name}"):
-        assert getattr(training, name) is getattr(importlib.import_module(f"sentemb_lit.{home}"), name)
 
 
 def test_names_that_stayed_in_training_do_not_warn():
-    import warnings, sentemb_lit.training as training
+    import warnings, sentemb_lit.core.training as training
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        from sentemb_lit.training import CHECKPOINT, FitResult, convergence, fit, set_seed  # noqa: F401
+        from sentemb_lit.core.training import CHECKPOINT, FitResult, convergence, fit, set_seed  # noqa: F401
         assert training.fit is fit
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"): training.no_such_name

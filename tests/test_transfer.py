@@ -2,8 +2,8 @@
 rows where the data README says), and `mteb_undersample` reproduces mteb 2.26's chained undersampling exactly."""
 import numpy as np, pytest
 from datasets import Dataset
-from sentemb_lit.mteb_eval import mteb_undersample
-from sentemb_lit.transfer import TRANSFER_SIZES, load_transfer
+from sentemb_lit.evals.mteb import mteb_undersample
+from sentemb_lit.evals.transfer import TRANSFER_SIZES, load_transfer
 
 
 def test_transfer_files_load_with_standard_counts(data_root):

@@ -3,12 +3,12 @@ stored results carry a content hash that every read checks, and a store never wr
 import json, os, subprocess, sys, warnings
 from pathlib import Path
 import pytest, torch
-from sentemb_lit.io import (CorruptFileError, IntegrityError, KeyedStore, read_json_verified, seal_json,
+from sentemb_lit.core.io import (CorruptFileError, IntegrityError, KeyedStore, read_json_verified, seal_json,
                             write_json_verified)
-from sentemb_lit.code_keys import cache_key
-from sentemb_lit.checkpoint import read_checkpoint
-from sentemb_lit.results import save_results
-from sentemb_lit.training import CHECKPOINT, LEGACY_CHECKPOINT, fit
+from sentemb_lit.core.code_keys import cache_key
+from sentemb_lit.core.checkpoint import read_checkpoint
+from sentemb_lit.core.results import save_results
+from sentemb_lit.core.training import CHECKPOINT, LEGACY_CHECKPOINT, fit
 
 
 class Planted:
@@ -65,13 +65,13 @@ def test_stale_checkpoint_temporaries_are_swept_on_start(tmp_path):
 
 def test_killed_checkpoint_write_leaves_nothing_after_the_next_run(tmp_path):
     "SIGKILL a process inside the checkpoint write (its temporary exists), then run again: no temporary remains."
-    code = ("import os, signal, sys, torch\nimport sentemb_lit.io as io\nfrom safetensors import torch as st\n"
+    code = ("import os, signal, sys, torch\nimport sentemb_lit.core.io as io\nfrom safetensors import torch as st\n"
             "real = st.save_file\n"
             "def die(t, p, metadata=None):\n    open(p, 'wb').write(b'half')\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n"
             "st.save_file = die\n"
             "net = torch.nn.Linear(3, 1)\nopt = torch.optim.AdamW(net.parameters(), lr=0.1)\n"
-            "from sentemb_lit.training import fit\n"
+            "from sentemb_lit.core.training import fit\n"
             "fit({'net': net}, opt, lambda b, s: (net(b).pow(2).mean(), {}), lambda s: torch.ones(4, 3), 4, "
             f"{str(tmp_path)!r}, ckpt_every=2, progress=False)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
@@ -102,7 +102,7 @@ def test_unhashed_json_is_refused_until_sealed(tmp_path):
 
 
 def test_keyed_store_never_serves_an_edited_result(tmp_path):
-    store, key = KeyedStore(tmp_path), cache_key({"x": 1}, code=["io"])
+    store, key = KeyedStore(tmp_path), cache_key({"x": 1}, code=["core.io"])
     store.save("eval", key, {"score": 0.5})
     f = store.path("eval", key) / "result.json"
     f.write_text(f.read_text().replace("0.5", "0.99"))
@@ -115,7 +115,7 @@ def test_keyed_store_never_serves_an_edited_result(tmp_path):
 @pytest.mark.parametrize("name", ["", "..", ".", "a/b", "../x", "/etc", "a\\b", "x\0"])
 def test_keyed_store_names_stay_inside_the_root(tmp_path, name):
     with pytest.raises(ValueError, match="name must be one folder name inside"):
-        KeyedStore(tmp_path).path(name, cache_key({}, code=["io"]))
+        KeyedStore(tmp_path).path(name, cache_key({}, code=["core.io"]))
 
 
 def test_write_json_verified_refuses_what_it_cannot_prove(tmp_path):
@@ -126,7 +126,7 @@ def test_write_json_verified_refuses_what_it_cannot_prove(tmp_path):
 
 
 def test_a_malformed_checkpoint_state_is_named_not_a_bare_key_error(tmp_path):
-    from sentemb_lit.checkpoint import _write_checkpoint
+    from sentemb_lit.core.checkpoint import _write_checkpoint
     _fit(tmp_path, stop_after=2)
     ck = read_checkpoint(tmp_path / CHECKPOINT)
     del ck["state"]["step"]
@@ -163,8 +163,9 @@ def test_report_command_refuses_a_hand_edited_results_file(tmp_path):
 
 def test_a_planted_best_student_never_runs(tmp_path):
     "ranking post-training restores best/student.pt with weights_only=True: a planted pickle is refused, never run."
-    from sentemb_lit import ranking as R, ranking_runs as RR
-    from sentemb_lit.tiny_models import tiny_bert
+    import sentemb_lit.ranking.posttraining as R
+    import sentemb_lit.ranking.runs as RR
+    from sentemb_lit.core.tiny_models import tiny_bert
     marker = tmp_path / "pwned"
     (tmp_path / "best").mkdir()
     torch.save({"x": Planted(marker)}, tmp_path / "best" / "student.pt")

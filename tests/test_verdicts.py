@@ -8,7 +8,7 @@ import json, re
 from pathlib import Path
 import pytest
 from sentemb_lit.reproduce import PAPERS
-from sentemb_lit.report import RULE, build_details, build_report
+from sentemb_lit.stats.report import RULE, build_details, build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = [p for p in PAPERS if (ROOT / "papers" / p / "runs" / "cpu").is_dir()]

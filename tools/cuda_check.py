@@ -38,7 +38,7 @@ def check(name):
 
 def tokenizers(folder):
     from transformers import AutoTokenizer
-    from sentemb_lit.tiny_models import _tokenizer_of
+    from sentemb_lit.core.tiny_models import _tokenizer_of
     if folder is None: return _tokenizer_of("minilm-l6"), _tokenizer_of("smollm2-135m-instruct")
     toks = [AutoTokenizer.from_pretrained(Path(folder) / n) for n in ("minilm-l6", "smollm2-135m-instruct")]
     for t in toks:
@@ -56,8 +56,8 @@ def tiny_pair(builder, config, seed):
 @check("decoding: directional_generate on CUDA = transformers guidance generate on CUDA (tokens)")
 def check_decoding(ltok):
     from transformers import LlamaForCausalLM
-    from sentemb_lit.tiny_models import tiny_llama_config
-    from sentemb_lit.decoding import directional_generate, hf_guided_generate
+    from sentemb_lit.core.tiny_models import tiny_llama_config
+    from sentemb_lit.ranking.decoding import directional_generate, hf_guided_generate
     _, gpu = tiny_pair(LlamaForCausalLM, tiny_llama_config(), 0)
     conds = ["Rewrite: a man plays a guitar on stage.", "Rewrite: two dogs run across a snowy field", "Rewrite: x"]
     negs = ["Rewrite: a child sleeps.", "Rewrite: the sun is up", "Rewrite: someone is somewhere over there"]
@@ -74,8 +74,8 @@ def check_decoding(ltok):
 @check("prompting: PromptEncoder on CUDA, cached prefix = uncached, and = CPU")
 def check_prompting(ltok):
     from transformers import LlamaForCausalLM
-    from sentemb_lit.tiny_models import tiny_llama_config
-    from sentemb_lit.prompting import PromptEncoder
+    from sentemb_lit.core.tiny_models import tiny_llama_config
+    from sentemb_lit.prompting.prompt_embedding import PromptEncoder
     cpu, gpu = tiny_pair(LlamaForCausalLM, tiny_llama_config(), 1)
     sents = ["A man is playing a guitar.", "Two dogs run.", "The quick brown fox jumps over the lazy dog near the river bank."]
     e_gc = PromptEncoder(gpu, ltok, template="ke", layer=-1, batch_size=2)(sents)
@@ -89,8 +89,8 @@ def check_prompting(ltok):
 @check("cross attention: lockstep forward without CAEL = HF forward on CUDA; CAEL on CUDA = CAEL on CPU")
 def check_lockstep(btok):
     from transformers import BertModel
-    from sentemb_lit.tiny_models import tiny_bert_config
-    from sentemb_lit.cross_attention import lockstep_forward
+    from sentemb_lit.core.tiny_models import tiny_bert_config
+    from sentemb_lit.jtcse.cross_attention import lockstep_forward
     c1, g1 = tiny_pair(BertModel, tiny_bert_config(), 2)
     c2, g2 = tiny_pair(BertModel, tiny_bert_config(), 3)
     b = btok(["a short one", "a much longer sentence with padding in the batch"], padding=True, return_tensors="pt")
@@ -109,12 +109,12 @@ def check_lockstep(btok):
 @check("JTCSE: train (accelerate) on CUDA, a few steps of each variant, finite losses, model on CUDA")
 def check_jtcse_train(btok, corpus):
     from transformers import BertModel
-    from sentemb_lit.tiny_models import tiny_bert_config
-    from sentemb_lit.twin import TwinTowerEncoder
-    from sentemb_lit.jtcse_step import JTCSEConfig
-    from sentemb_lit.jtcse import train
+    from sentemb_lit.core.tiny_models import tiny_bert_config
+    from sentemb_lit.jtcse.twin import TwinTowerEncoder
+    from sentemb_lit.jtcse.step import JTCSEConfig
+    from sentemb_lit.jtcse.train import train
     from sentemb_lit.bench import inference_macs
-    from sentemb_lit.training import read_jsonl
+    from sentemb_lit.core.training import read_jsonl
     out = {}
     with tempfile.TemporaryDirectory() as d:
         torch.manual_seed(4); t1 = BertModel(tiny_bert_config()).to(DEV)
@@ -141,9 +141,9 @@ def check_jtcse_train(btok, corpus):
 @check("ranking: posttrain (ListMLE, accelerate) on CUDA, finite losses, student on CUDA")
 def check_posttrain(btok):
     from transformers import BertModel
-    from sentemb_lit.tiny_models import tiny_bert_config
-    from sentemb_lit.ranking_runs import posttrain
-    from sentemb_lit.training import read_jsonl
+    from sentemb_lit.core.tiny_models import tiny_bert_config
+    from sentemb_lit.ranking.runs import posttrain
+    from sentemb_lit.core.training import read_jsonl
     chains = [["A man plays a guitar on stage.", "A man plays a guitar.", "A man plays music.", "A person makes a sound."],
               ["Two dogs run in snow.", "Dogs run outside.", "Animals move.", "It is cold."]]
     torch.manual_seed(7); enc = BertModel(tiny_bert_config()).to(DEV)
@@ -158,9 +158,9 @@ def check_posttrain(btok):
 @check("evaluation: evaluate_sts with a CUDA encoder = with the CPU encoder")
 def check_eval(btok):
     from transformers import BertModel
-    from sentemb_lit.models import SentenceEncoder
-    from sentemb_lit.tiny_models import tiny_bert_config
-    from sentemb_lit.evaluation import evaluate_sts
+    from sentemb_lit.core.models import SentenceEncoder
+    from sentemb_lit.core.tiny_models import tiny_bert_config
+    from sentemb_lit.core.evaluation import evaluate_sts
     cpu, gpu = tiny_pair(BertModel, tiny_bert_config(), 8)
     a = evaluate_sts(SentenceEncoder(gpu, btok, "mean", show_progress=False), limit=50).scores
     b = evaluate_sts(SentenceEncoder(cpu, btok, "mean", show_progress=False), limit=50).scores
@@ -182,7 +182,7 @@ def restated_official():
 
 @check("ranking: refine_similarity(official) on CUDA = the official code on CUDA; CUDA vs CPU tie order counted")
 def check_official_sort():
-    from sentemb_lit.ranking import refine_similarity
+    from sentemb_lit.ranking.posttraining import refine_similarity
     official_refine_by_hand, fp16_chain_sims = restated_official()
     g = torch.Generator().manual_seed(11)
     ours_vs_official, cuda_vs_cpu = [], []
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
     if DEV == "cuda" and not torch.cuda.is_available(): print("no CUDA device: nothing to check", file=sys.stderr); return 2
     torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
     import transformers
-    from sentemb_lit.data import training_corpus
+    from sentemb_lit.core.data import training_corpus
     btok, ltok = tokenizers(a.tokenizers)
     corpus = training_corpus()[:64]
     env = {"device": torch.cuda.get_device_name(0) if DEV == "cuda" else "cpu", "torch": torch.__version__, "transformers": transformers.__version__}

@@ -1,7 +1,7 @@
 """Execute derivation notebooks in place so they are committed with their light outputs (figures, small tables, test
 prints); volatile outputs are stripped: progress bars and warnings on stderr, timings, absolute paths.
 
-    python tools/execute_derivations.py [nbs/10_tensor_modulus_loss.ipynb ...]   (default: every derivation notebook)
+    python tools/execute_derivations.py [nbs/jtcse/10_tensor_modulus_loss.ipynb ...]   (default: every derivation notebook)
 """
 import json, os, re, sys
 from pathlib import Path
@@ -14,6 +14,13 @@ VOLATILE = re.compile(r"(/work/|/home/|/root/|/tmp/|\d+(\.\d+)?\s*(it/s|s/it)|\b
 
 def is_experiment(nb) -> bool:
     return any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells)
+
+
+def derivation_notebooks() -> list[Path]:
+    "Every notebook of nbs/ and its folders but the experiments (nbs/experiments/, each with a `parameters` cell)."
+    found = sorted(p for p in (ROOT / "nbs").rglob("*.ipynb")
+                   if not {"experiments", ".ipynb_checkpoints"} & set(p.relative_to(ROOT / "nbs").parts))
+    return [p for p in found if not is_experiment(nbformat.read(p, as_version=4))]
 
 
 def light(output) -> bool:
@@ -45,6 +52,5 @@ def execute(path: Path) -> int:
 
 
 if __name__ == "__main__":
-    paths = [Path(p) for p in sys.argv[1:]] or [p for p in sorted((ROOT / "nbs").glob("*.ipynb"))
-                                                  if not is_experiment(nbformat.read(p, as_version=4))]
+    paths = [Path(p) for p in sys.argv[1:]] or derivation_notebooks()
     for p in paths: print(f"{p.name}: {execute(p)} outputs kept", flush=True)

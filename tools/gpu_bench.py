@@ -23,7 +23,7 @@ NAMES = {"causal": "smollm2-135m-instruct", "encoder": "minilm-l6"}
 def save(folder: Path) -> None:
     "Write each model's config and tokenizer to folder/<name>/ (no weights)."
     from transformers import AutoConfig, AutoTokenizer
-    from sentemb_lit.model_cache import model_path
+    from sentemb_lit.core.model_cache import model_path
     for name in NAMES.values():
         path = model_path(name)
         AutoConfig.from_pretrained(path).save_pretrained(folder / name)

@@ -9,13 +9,13 @@ import json, os, sys, copy, time
 from pathlib import Path
 import torch
 torch.set_num_threads(1)
-from sentemb_lit.data import training_corpus
-from sentemb_lit.models import load_encoder
-from sentemb_lit.model_cache import cache_dir
-from sentemb_lit.io import KeyedStore, atomic_write_json
-from sentemb_lit.twin import TwinTowerEncoder
-from sentemb_lit.jtcse_step import JTCSEConfig
-from sentemb_lit.jtcse import run_stage
+from sentemb_lit.core.data import training_corpus
+from sentemb_lit.core.models import load_encoder
+from sentemb_lit.core.model_cache import cache_dir
+from sentemb_lit.core.io import KeyedStore, atomic_write_json
+from sentemb_lit.jtcse.twin import TwinTowerEncoder
+from sentemb_lit.jtcse.step import JTCSEConfig
+from sentemb_lit.jtcse.train import run_stage
 
 STAGE = sys.argv[1]
 CAP = int(sys.argv[2]) if len(sys.argv) > 2 else 422          # one pass over the 27,029 sentences at batch 64

@@ -1,19 +1,20 @@
 """Alias the experiment keys of the current tree to those of an earlier commit, with the proof that no number moved
-(nbs/05c_key_proofs: the proof form). For every entry-point set of `tools/key_snapshot.py` that names reached code:
+(nbs/core/05c_key_proofs: the proof form). For every entry-point set of `tools/key_snapshot.py` that names reached code:
 
     python tools/key_alias.py --from <commit> --why "what changed and why no number can move" [--rename old=new ...]
+        [--moved old_module=new_module ...]       # modules that moved (roots are named in the new layout)
     python tools/key_alias.py --from <commit> --why "..." --write      # archive both trees, add the entries
 
 prints, per set, whether the proof forms are equal, the definitions that changed, the guards the proof removed, and
 the old code part and new hash. `--write` refuses unless every set is proven; it archives the old tree (from git) and
-this tree in `keys/trees/`, and adds the entries to `CODE_ALIASES` in nbs/05b_code_keys.ipynb (then run
+this tree in `keys/trees/`, and adds the entries to `CODE_ALIASES` in nbs/core/05b_code_keys.ipynb (then run
 nbdev_export). `tests/test_code_aliases.py` proves every entry again from the archives."""
 import argparse, json, re, subprocess, sys, tarfile, tempfile, io as _io
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from sentemb_lit.code_keys import CODE_ALIASES
-from sentemb_lit.key_proofs import key_proof, save_tree
+from sentemb_lit.core.code_keys import CODE_ALIASES
+from sentemb_lit.core.key_proofs import key_proof, save_tree
 from key_snapshot import entry_points
 
 def old_tree(commit: str, into: Path) -> Path:
@@ -38,16 +39,21 @@ def main(argv=None):
     ap.add_argument("--from", dest="commit", required=True, help="the commit whose stored results keep their keys")
     ap.add_argument("--why", required=True, help="what changed, in a sentence or two")
     ap.add_argument("--rename", action="append", default=[], help="old=new, an identifier renamed since that commit")
+    ap.add_argument("--moved", action="append", default=[],
+                    help="old_module=new_module (dotted in the package): a module that moved since that commit")
     ap.add_argument("--write", action="store_true", help="archive both trees and add the proven entries")
     a = ap.parse_args(argv)
     renames = dict(r.split("=", 1) for r in a.rename)
+    moved = {new: old for old, new in (m.split("=", 1) for m in a.moved)}         # new module -> its old name
+    before = lambda r: f"{moved.get(r.rpartition('.')[0], r.rpartition('.')[0])}.{r.rpartition('.')[2]}"
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", a.commit], check=True,
                             capture_output=True, text=True).stdout.strip()
     entries, ok = {}, True
     with tempfile.TemporaryDirectory() as d:
         old = old_tree(commit, Path(d))
         for what, roots in entry_points().items():
-            p = key_proof(*roots, old=old, renames=renames)
+            p = key_proof(*roots, old=old, renames=renames, old_roots=tuple(map(before, roots)),
+                          moved={o: n for n, o in moved.items()})
             ok &= p["equal"]
             print(f"{what}: {'proven' if p['equal'] else 'NOT proven, differ in ' + str(p['differ'])}; "
                   f"{p['code'][:12]} -> {p['key'][:12]}; changed {p['changed']}; guards removed in {sorted(p['guards'])}")

@@ -9,22 +9,26 @@ name, so moving a definition to another module keeps them (so does nb31's `promp
 (`code=("evaluation", "models")`) change with any edit of the named modules and are listed so a diff shows which
 records such an edit re-keys."""
 import json, sys
-from sentemb_lit.io import fingerprint
-from sentemb_lit.code_keys import code_hash
+from sentemb_lit.core.io import fingerprint
+from sentemb_lit.core.code_keys import code_hash
 
 def entry_points() -> dict:
     "Each keyed run's entry points (the sets whose reached code is a key's code part), by what they key."
-    from sentemb_lit import jtcse
-    from sentemb_lit.prompting import ENCODE_CODE
-    from sentemb_lit.ranking_runs import RUN_CODE
+    import sentemb_lit.jtcse.train as jtcse
+    from sentemb_lit.prompting.prompt_embedding import ENCODE_CODE
+    from sentemb_lit.ranking.runs import RUN_CODE
     return {"jtcse.TRAIN_CODE": tuple(jtcse.TRAIN_CODE), "jtcse.EVAL_CODE": tuple(jtcse.EVAL_CODE),
             "nb13 cls energy": ("bench.model_cls_energy",),
-            "nb23 base": ("evaluation.evaluate_sts", "evaluation.evaluate_dev", "models.SentenceEncoder",
-                          "models.load_encoder", "tiny_models.tiny_bert"),
-            "nb31 prompting": tuple(ENCODE_CODE), "ranking RUN_CODE": tuple(RUN_CODE)}
+            "nb23 base": ("core.evaluation.evaluate_sts", "core.evaluation.evaluate_dev", "core.models.SentenceEncoder",
+                          "core.models.load_encoder", "core.tiny_models.tiny_bert"),
+            "nb31 prompting": tuple(ENCODE_CODE), "ranking RUN_CODE": tuple(RUN_CODE),
+            "nb23 T_CODE": ("evals.transfer.evaluate_transfer", "ranking.transfer.retrain_last_step",
+                            "core.models.SentenceEncoder", "core.models.load_encoder", "core.tiny_models.tiny_bert"),
+            "nb23 M_CODE": ("evals.mteb.evaluate_mteb_classification", "ranking.transfer.retrain_last_step",
+                            "core.models.SentenceEncoder", "core.models.load_encoder", "core.tiny_models.tiny_bert")}
 
 def snapshot() -> dict:
-    from sentemb_lit import chains
+    import sentemb_lit.ranking.chains as chains
     out = {}
     for what, code in entry_points().items():
         try: out[what] = code_hash(*code)
