@@ -278,6 +278,7 @@ COMMANDS = {
     "generate-ranking": (generate_ranking_main, "resumable ranking-chain generation"),
     "fetch-data": (fetch_data_main, "write the data folder (STS, transfer, reranking) once"),
     "bench": (_lazy("sentemb_lit.bench", "bench_main"), "speed benchmarks (ratios measured in one run)"),
+    "verify": (_lazy("sentemb_lit.verify", "verify_main"), "read back and check every stored record and predictions file"),
 }
 
 # %% ../nbs/90_cli.ipynb #c024

@@ -7,6 +7,7 @@ import sentemb_lit.stats.claims as claims
 import sentemb_lit.core.code_keys as code_keys
 import sentemb_lit.stats.intervals as intervals
 import sentemb_lit.core.io as io
+import sentemb_lit.core.store as store
 import sentemb_lit.stats.report as report
 from sentemb_lit.core.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
                                     as_encode)
@@ -38,10 +39,10 @@ def bow(sentences, d=64):
     (lambda p: io.fingerprint(object()), TypeError, "cannot fingerprint a object"),
     (lambda p: io.fingerprint(p / "missing.bin"), FileNotFoundError, "missing.bin"),
     (lambda p: code_keys.code_hash("no_such_module_xyz"), ValueError, "no_such_module_xyz"),
-    (lambda p: io.KeyedStore(p).path("", "0" * 64), ValueError, "name must be one folder name"),
-    (lambda p: io.KeyedStore(p).path("a/b", "0" * 64), ValueError, "got .a/b."),
-    (lambda p: io.KeyedStore(p).path("x", "abc"), ValueError, "not a cache key: 'abc'"),
-    (lambda p: io.KeyedStore(p).load("x", {"key": 5}), ValueError, "not a cache key"),
+    (lambda p: store.KeyedStore(p).path("", "0" * 64), ValueError, "name must be one folder name"),
+    (lambda p: store.KeyedStore(p).path("a/b", "0" * 64), ValueError, "got .a/b."),
+    (lambda p: store.KeyedStore(p).path("x", "abc"), ValueError, "key must be a key made by store.cache_key"),
+    (lambda p: store.KeyedStore(p).load("x", {"key": 5}), ValueError, "key must be a key made by store.cache_key"),
 ])
 def test_io_bad_inputs(tmp_path, call, exc, match):
     with pytest.raises(exc, match=match): call(tmp_path)

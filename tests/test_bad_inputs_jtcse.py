@@ -1,6 +1,6 @@
 "Bad inputs to the public API of sentemb_lit.jtcse.twin, .jtcse_step, .jtcse and the JTCSE cost measures: each raises a clear ValueError/TypeError naming the input."
 import numpy as np, pytest, torch
-from sentemb_lit.core.io import KeyedStore
+from sentemb_lit.core.store import KeyedStore
 from sentemb_lit.core.tiny_models import tiny_bert
 from sentemb_lit.jtcse.twin import TwinTowerEncoder, TwinTowerModel, export_sentence_transformer
 from sentemb_lit.jtcse.step import (JTCSEConfig, SimCSEHead, official_config, positive_index, two_view_batch,

@@ -131,13 +131,13 @@ def test_cached_run_made_by_other_code_is_refused(tmp_path, monkeypatch):
 
 def test_the_code_part_follows_the_code_a_run_reaches(tmp_path):
     "An edit of reached code (the official ListMLE's epsilon) changes the code part; one of unreached code does not."
-    from sentemb_lit.core.code_keys import code_alias, reached_code
+    from sentemb_lit.core.code_keys import reached_code
     from sentemb_lit.core.io import fingerprint
     pkg = tmp_path / "sentemb_lit"
     shutil.copytree(Path(RR.__file__).parents[1], pkg, ignore=shutil.ignore_patterns("__pycache__"))
     part = lambda: fingerprint({"reached": reached_code(*RR.RUN_CODE, package=pkg)})
     before = part()
-    assert code_alias(before) == RR.code_hash(*RR.RUN_CODE)                               # the copy is the package
+    assert before == RR.code_hash(*RR.RUN_CODE)                                           # the copy is the package
     runs = pkg / "ranking" / "runs.py"
     runs.write_text(runs.read_text().replace('ties: the first lr in lrs"}', 'ties: the first lr"}'))
     assert runs.read_text() != (Path(RR.__file__)).read_text() and part() == before       # select_lr: no run reaches it

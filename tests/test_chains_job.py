@@ -54,7 +54,7 @@ def test_cached_file_with_a_false_manifest_is_not_served(tmp_path, tl, job):
     want = _chains(f)
     f.write_text("".join(f.read_text().splitlines(True)[:1]))
     J._write_manifest(f)
-    with pytest.warns(UserWarning, match="holds 1 chains, not one per source"):
+    with pytest.warns(UserWarning, match="not served: .*chains.jsonl changed after it was stored"):
         cached_chains(tmp_path / "store", "c", job, model=tl[0], tokenizer=tl[1])
     assert _chains(f) == want
 
@@ -81,10 +81,10 @@ def test_adoption_decodes_every_group(tmp_path, tl, job):
     recs[-1]["chain"][-1] = "doctored in the last group"                           # the first group is untouched
     (tmp_path / "bad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     out, _ = cached_chains(tmp_path / "a", "c", job, model=tl[0], tokenizer=tl[1], adopt=[tmp_path / "bad.jsonl"])
-    assert json.loads((out.parent / "key.json").read_text())["adopted_from"] is None
+    assert json.loads((out.parent / "record.json").read_text())["result"]["adopted_from"] is None
     assert _chains(out) == _chains(f)
     out, _ = cached_chains(tmp_path / "b", "c", job, model=tl[0], tokenizer=tl[1], adopt=[tmp_path / "same.jsonl"])
-    marker = json.loads((out.parent / "key.json").read_text())
+    marker = json.loads((out.parent / "record.json").read_text())["result"]
     assert marker["adopted_from"] == "../same.jsonl" and len(marker["adopted_sha256"]) == 64
     assert out.read_text() == f.read_text() and verify_chain_file(out)["records"] == 3
 
@@ -174,7 +174,7 @@ def test_settings_are_checked_once(tmp_path, tl):
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "papers" / "ranking_sentences" / "runs"
-finished = lambda files: sorted(p for p in files if J.manifest_path(p).exists() and (p.parent / "key.json").exists())
+finished = lambda files: sorted(p for p in files if J.manifest_path(p).exists() and (p.parent / "record.json").exists())
 CURRENT = finished(RUNS.glob("*/chains/*/*/chains.jsonl"))                 # a record's sets (smoke: made by `make test`)
 # Superseded chain sets are no longer in the tree; git tag records-archive-2026-11-29 keeps them (NOTES.md says how to
 # check one out for `cached_chains(adopt=...)`, which decodes every group again before it trusts a file).
@@ -182,15 +182,15 @@ CURRENT = finished(RUNS.glob("*/chains/*/*/chains.jsonl"))                 # a r
 
 def _verified(f) -> dict:
     recs = read_chains(f)
-    marker = json.loads((f.parent / "key.json").read_text())
-    assert verify_chain_file(f)["records"] == len(recs) == marker["n_chains"]
-    assert marker["key"][:16] == f.parent.name
-    return marker
+    rec = json.loads((f.parent / "record.json").read_text())
+    assert verify_chain_file(f)["records"] == len(recs) == rec["result"]["n_chains"]
+    assert rec["key"]["key"][:16] == f.parent.name
+    return rec
 
 
 def test_committed_chain_files_match_their_manifests_and_the_code():
     "Each finished chain set of a record verifies, and was verified under the code a chain run reaches now."
     from sentemb_lit.core.io import fingerprint
     for f in CURRENT:
-        assert _verified(f)["parts"]["code"] == fingerprint(C.chain_code()), \
+        assert _verified(f)["code"] == J.CHAIN_METHOD.code(), \
             f"{f}: the code a chain run reaches changed since it was verified; decode it again with cached_chains"

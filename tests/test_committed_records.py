@@ -28,13 +28,13 @@ def _tracked(*patterns: str) -> list[Path]:
 
 FILES = _tracked("papers")                 # sorted: parametrize ids in one order in every xdist worker (not a set's)
 TRACKED = set(FILES)                       # membership only
-RESULTS = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" not in p.as_posix()]
+RECORDS = [p for p in FILES if p.name == "record.json" and "/store/" in p.as_posix()]        # the one store's records
 POSTTRAIN = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" in p.as_posix()]
 RUN_RESULTS = [p for p in FILES if p.name.endswith(".results.json")]
 
 
 def test_there_are_records_to_check():
-    assert len(RESULTS) >= 10 and len(RUN_RESULTS) >= 4, (len(RESULTS), len(RUN_RESULTS))
+    assert len(RECORDS) >= 530 and len(RUN_RESULTS) >= 4, (len(RECORDS), len(RUN_RESULTS))
 
 
 def test_no_archive_folder_under_papers():
@@ -44,23 +44,23 @@ def test_no_archive_folder_under_papers():
     assert not archived, f"archive folders under papers/: {archived[:5]}"
 
 
-@pytest.mark.parametrize("path", RESULTS, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_ledger_entry_verifies_with_its_pairs(path):
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_store_record_verifies_with_its_files(path):
+    "A record of the one store: its hash covers its key, its key is its folder's, every file it lists is committed."
+    from sentemb_lit.core.io import fingerprint
     rec = read_json_verified(path)                            # IntegrityError on a hand edit
-    key = json.loads((path.parent / "key.json").read_text())
-    assert isinstance(key, dict) and key, f"{path.parent / 'key.json'}: no key"
-    if "pairs_sha256" in rec:
-        pairs = path.parent / "pairs.npz"
-        assert pairs in TRACKED, f"{path}: its per-pair predictions {pairs.name} are not committed"
-        assert file_digest(pairs) == rec["pairs_sha256"], f"{pairs}: SHA-256 differs from its record"
-        with np.load(pairs, allow_pickle=False) as z:
-            for t in rec["pairs_tasks"]:
+    assert fingerprint(rec["key"]["parts"]) == rec["key"]["key"] and path.parent.name == rec["key"]["key"][:16]
+    root = path.parents[2]
+    for rel, digest in rec["files"].items():
+        f = root / rel
+        assert f in TRACKED, f"{path}: its file {rel} is not committed"
+        assert file_digest(f) == digest, f"{f}: SHA-256 differs from its record"
+    res = rec["result"]
+    if "pairs_sha256" in res:                                 # a 7-STS evaluation's per-pair predictions
+        with np.load(path.parent / "pairs.npz", allow_pickle=False) as z:
+            for t in res["pairs_tasks"]:
                 gold, pred = z[f"{t}.gold"], z[f"{t}.pred"]
-                assert gold.shape == pred.shape and np.isfinite(pred).all(), f"{pairs}: task {t}"
-    if "predictions" in rec:                                  # Table I's scores: a file in the ledger's predictions/
-        pred = path.parents[2] / "predictions" / rec["predictions"]
-        assert pred in TRACKED, f"{path}: its per-pair predictions {pred.name} are not committed"
-        assert file_digest(pred) == rec["sha256"], f"{pred}: SHA-256 differs from its record"
+                assert gold.shape == pred.shape and np.isfinite(pred).all(), f"{path}: task {t}"
 
 
 @pytest.mark.parametrize("path", RUN_RESULTS, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -118,13 +118,13 @@ def test_posttrain_run_record_verifies_and_its_pairs_are_committed(path):
         assert path.parent / name in TRACKED, f"{path.parent}: {name} is not committed"
 
 
-TRANSFER_RECORDS = [p for p in RESULTS if "/transfer/" in p.as_posix()]
+TRANSFER_RECORDS = [p for p in RECORDS if "/transfer/" in p.as_posix()]
 
 
 @pytest.mark.parametrize("path", TRANSFER_RECORDS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_transfer_record_labels_give_its_accuracies(path):
     "A Table 8 row: its per-item labels give its accuracies (exactly on the fixed splits; 10-fold tasks: fold means)."
     from sentemb_lit.evals.transfer import transfer_from_record
-    res = transfer_from_record(read_json_verified(path), str(path))          # checks every task within 0.5
+    res = transfer_from_record(read_json_verified(path)["result"], str(path))   # checks every task within 0.5
     for t in ("SST2", "TREC", "MRPC"):
         if t in res.scores: assert round(100 * float(res.items[t].mean()), 2) == res.scores[t], (path, t)

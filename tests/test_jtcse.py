@@ -246,8 +246,8 @@ def test_simcse_head_is_dropped_at_inference(tmp_path, tok):
 
 
 # ---------------------------------------------------------------- content-keyed stages and evaluations
-from sentemb_lit.core.io import KeyedStore
-from sentemb_lit.jtcse.train import run_stage, run_sts, model_fingerprint, sts_fingerprint
+from sentemb_lit.core.store import KeyedStore, Method
+from sentemb_lit.jtcse.train import run_stage, run_sts, model_fingerprint, sts_fingerprint, STAGE_METHOD, STS_METHOD
 
 _TINY_CFG = dict(variant="tncse", cael_every=None, lr=1e-3, batch_size=4, max_length=16, n_steps=2, eval_every=0,
                  ckpt_every=0, seed=1, data_seed=1)
@@ -267,46 +267,46 @@ def _module_copy(tmp_path, name, extra=""):
     return p
 
 
-def test_stage_retrains_on_edited_config_or_code(tmp_path):
+def test_stage_retrains_on_edited_config_or_version(tmp_path):
     store = KeyedStore(tmp_path / "store")
     cfg = JTCSEConfig(**_TINY_CFG)
-    code = (_module_copy(tmp_path, "jtcse.losses"),)
-    _, _, a = run_stage(store, "s", cfg, _twin_init, CORPUS, code=code)
-    _, _, b = run_stage(store, "s", cfg, _twin_init, CORPUS, code=code)
+    _, _, a = run_stage(store, "s", cfg, _twin_init, CORPUS)
+    _, _, b = run_stage(store, "s", cfg, _twin_init, CORPUS)
     assert a["trained"] and not b["trained"] and a["key"] == b["key"]
-    key_json = json.loads((store.path("s", a["key"]) / "key.json").read_text())
-    assert key_json["key"] == a["key"] and set(key_json["parts"]) >= {"config", "seed", "data", "code"}
-    _, _, c = run_stage(store, "s", JTCSEConfig(**(_TINY_CFG | {"temperature": 0.1})), _twin_init, CORPUS, code=code)
+    rec = json.loads((store.path("s", a["key"]) / "record.json").read_text())
+    assert rec["key"]["key"] == a["key"] and set(rec["key"]["parts"]) == {"method", "version", "config", "seed", "data"}
+    assert rec["code"] == STAGE_METHOD.code() and rec["roots"] == list(STAGE_METHOD.roots)
+    _, _, c = run_stage(store, "s", JTCSEConfig(**(_TINY_CFG | {"temperature": 0.1})), _twin_init, CORPUS)
     assert c["trained"] and c["key"] != a["key"]                              # an edited config retrains
-    edited = (_module_copy(tmp_path, "jtcse.losses", "\n# an edited loss\n"),)
-    _, _, d = run_stage(store, "s", cfg, _twin_init, CORPUS, code=edited)
-    assert d["trained"] and d["key"] != a["key"]                              # an edited loss retrains
-    _, _, e = run_stage(store, "s", cfg, _twin_init, CORPUS[:-4], code=code)
+    bumped = Method("jtcse.stage_v2_test", 2, STAGE_METHOD.roots)
+    _, _, d = run_stage(store, "s", cfg, _twin_init, CORPUS, method=bumped)
+    assert d["trained"] and d["key"] != a["key"]                              # another method version retrains
+    _, _, e = run_stage(store, "s", cfg, _twin_init, CORPUS[:-4])
     assert e["trained"]                                                       # other training sentences
 
 
-def test_two_checkouts_never_share_results(tmp_path):
-    "Two code versions over one shared cache folder: each trains its own stage and reads back only its own."
+def test_two_versions_never_share_results(tmp_path):
+    "Two versions of a method over one shared store: each trains its own stage and reads back only its own."
     shared = KeyedStore(tmp_path / "shared_cache")
     cfg = JTCSEConfig(**_TINY_CFG)
-    code_a = (_module_copy(tmp_path, "jtcse.train"),)
-    code_b = (_module_copy(tmp_path, "jtcse.train", "\n# checkout B\n"),)
-    ma, _, a = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_a)
-    mb, _, b = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_b)
+    v1, v2 = Method("jtcse.share_test", 1, STAGE_METHOD.roots), Method("jtcse.share_test2", 2, STAGE_METHOD.roots)
+    ma, _, a = run_stage(shared, "s", cfg, _twin_init, CORPUS, method=v1)
+    mb, _, b = run_stage(shared, "s", cfg, _twin_init, CORPUS, method=v2)
     assert a["trained"] and b["trained"] and a["key"] != b["key"]
     assert store_folders(shared, "s") == 2
-    _, _, a2 = run_stage(shared, "s", cfg, _twin_init, CORPUS, code=code_a)
+    _, _, a2 = run_stage(shared, "s", cfg, _twin_init, CORPUS, method=v1)
     assert not a2["trained"] and a2["key"] == a["key"]
     fp = model_fingerprint(ma)
-    ra = run_sts(shared, "e", lambda s: ma.encode(s), fp, limit=20, code=code_a)
-    rb = run_sts(shared, "e", lambda s: 1 / 0, fp, limit=20, code=code_a)         # same code: read back
+    s1, s2 = Method("jtcse.sts_test", 1, STS_METHOD.roots), Method("jtcse.sts_test2", 2, STS_METHOD.roots)
+    ra = run_sts(shared, "e", lambda s: ma.encode(s), fp, limit=20, method=s1)
+    rb = run_sts(shared, "e", lambda s: 1 / 0, fp, limit=20, method=s1)         # same version: read back
     assert ra["scores"] == rb["scores"]
-    with pytest.raises(ZeroDivisionError):                                        # other code: recomputed
-        run_sts(shared, "e", lambda s: 1 / 0, fp, limit=20, code=code_b)
+    with pytest.raises(ZeroDivisionError):                                      # another version: recomputed
+        run_sts(shared, "e", lambda s: 1 / 0, fp, limit=20, method=s2)
 
 
 def store_folders(store, name):
-    return sum(1 for p in (store.root / name).iterdir() if (p / "key.json").exists())
+    return sum(1 for p in (store.root / name).iterdir() if (p / "record.json").exists())
 
 
 def test_reversed_gold_changes_the_numbers(tmp_path, data_root):
@@ -437,5 +437,5 @@ def test_names_that_stayed_in_jtcse_do_not_warn():
     import warnings, sentemb_lit.jtcse.train as J
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert J.run_stage and J.train and J.TowerPoolings and J.TRAIN_CODE == ("jtcse.train.run_stage",)
+        assert J.run_stage and J.train and J.TowerPoolings and J.STAGE_METHOD.roots == ("jtcse.train.run_stage",)
     assert "TwinTowerEncoder" not in J.__all__ and "run_sts" in J.__all__

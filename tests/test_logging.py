@@ -9,13 +9,14 @@ import sentemb_lit
 PKG = Path(sentemb_lit.__file__).parent
 # (module, top-level definition) -> why its `print` stays
 KEPT = {("cli", "*"): "the command line's own output",
+        ("verify", "verify_main"): "the `verify` command's output: one line per store and run it checked",
         ("reproduce", "reproduce"): "the `reproduce` command's first line, the project folder, before anything runs",
         ("reproduce", "reproduce_paper"): "the `reproduce` command's progress: a line as each notebook starts and ends",
         ("bench", "bench_main"): "the `sentemb-lit bench` command's report",
         ("bench", "_print_twin"): "part of that report (called by bench_main only)",
         ("memory", "_child"): "a child process's result on stdout, read back by its parent",
         ("stats.claim_status", "_main"): "the `python -m sentemb_lit.stats.claim_status` command's report",
-        ("core.model_cache", "cached_build"): "keyed: reached by the JTCSE, STS and nb23 keys (tools/key_snapshot.py)",
+        ("core.model_cache", "cached_build"): "keyed: reached by the JTCSE, STS and nb23 keys (their methods record it)",
         ("core.model_cache", "gguf_to_safetensors"): "keyed: as cached_build"}
 
 

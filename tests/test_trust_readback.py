@@ -3,9 +3,11 @@ stored results carry a content hash that every read checks, and a store never wr
 import json, os, subprocess, sys, warnings
 from pathlib import Path
 import pytest, torch
-from sentemb_lit.core.io import (CorruptFileError, IntegrityError, KeyedStore, read_json_verified, seal_json,
+from sentemb_lit.core.io import (CorruptFileError, IntegrityError, read_json_verified, seal_json,
                             write_json_verified)
-from sentemb_lit.core.code_keys import cache_key
+from sentemb_lit.core.store import KeyedStore, Method, cache_key
+
+DEMO = Method("demo.readback", 1, ("core.similarity.cos_matrix",))
 from sentemb_lit.core.checkpoint import read_checkpoint
 from sentemb_lit.core.results import save_results
 from sentemb_lit.core.training import CHECKPOINT, LEGACY_CHECKPOINT, fit
@@ -102,20 +104,18 @@ def test_unhashed_json_is_refused_until_sealed(tmp_path):
 
 
 def test_keyed_store_never_serves_an_edited_result(tmp_path):
-    store, key = KeyedStore(tmp_path), cache_key({"x": 1}, code=["core.io"])
+    store, key = KeyedStore(tmp_path), cache_key(DEMO, {"x": 1})
     store.save("eval", key, {"score": 0.5})
-    f = store.path("eval", key) / "result.json"
+    f = store.path("eval", key) / "record.json"
     f.write_text(f.read_text().replace("0.5", "0.99"))
-    with pytest.warns(UserWarning, match="content hash mismatch"):
-        assert store.load("eval", key) is None                      # a miss: the caller recomputes
-    store.save("eval", key, {"score": 0.5})
-    assert store.load("eval", key) == {"score": 0.5}
+    with pytest.raises(IntegrityError, match="content hash mismatch"):
+        store.load("eval", key)                                     # refused, never served
 
 
 @pytest.mark.parametrize("name", ["", "..", ".", "a/b", "../x", "/etc", "a\\b", "x\0"])
 def test_keyed_store_names_stay_inside_the_root(tmp_path, name):
     with pytest.raises(ValueError, match="name must be one folder name inside"):
-        KeyedStore(tmp_path).path(name, cache_key({}, code=["core.io"]))
+        KeyedStore(tmp_path).path(name, cache_key(DEMO, {}))
 
 
 def test_write_json_verified_refuses_what_it_cannot_prove(tmp_path):

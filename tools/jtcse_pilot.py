@@ -12,7 +12,8 @@ torch.set_num_threads(1)
 from sentemb_lit.core.data import training_corpus
 from sentemb_lit.core.models import load_encoder
 from sentemb_lit.core.model_cache import cache_dir
-from sentemb_lit.core.io import KeyedStore, atomic_write_json
+from sentemb_lit.core.io import atomic_write_json
+from sentemb_lit.core.store import KeyedStore
 from sentemb_lit.jtcse.twin import TwinTowerEncoder
 from sentemb_lit.jtcse.step import JTCSEConfig
 from sentemb_lit.jtcse.train import run_stage

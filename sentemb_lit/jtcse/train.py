@@ -16,9 +16,9 @@ from .twin import TWIN_CONFIG, TwinTowerEncoder, _check_tower
 from .step import JTCSEConfig, SimCSEHead, make_loss_fn, set_dropout, two_view_batch
 
 # %% auto #0
-__all__ = ['TRAIN_CODE', 'EVAL_CODE', 'STAGE_TOLERANCE', 'PAIRS_FILE', 'batch_sentences', 'make_batch_at', 'prepare_model',
-           'inference_encoder', 'save_model', 'load_model', 'train', 'model_fingerprint', 'sts_fingerprint',
-           'run_stage', 'run_sts', 'TowerPoolings', 'MemoEncoder']
+__all__ = ['STAGE_METHOD', 'STS_METHOD', 'CLS_ENERGY_METHOD', 'ATTENTION_METHOD', 'STAGE_TOLERANCE', 'PAIRS_FILE',
+           'batch_sentences', 'make_batch_at', 'prepare_model', 'inference_encoder', 'save_model', 'load_model',
+           'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts', 'TowerPoolings', 'MemoEncoder']
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c020
 def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed: int = 0) -> list[str]:
@@ -144,15 +144,20 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030c
 from ..core.training import CHECKPOINT
-from ..core.io import KeyedStore, fingerprint, atomic_write_dir, read_jsonl, IntegrityError
-from ..core.code_keys import cache_key
+from ..core.io import fingerprint, atomic_write_dir, read_jsonl, IntegrityError
+from ..core.store import KeyedStore, Method, cache_key
 from ..core.evaluation import evaluate_sts
 import functools, os
 from ..core.data import load_sts, STS_TASKS, STS_VARIANTS, DATA_ENV, data_root
 
-TRAIN_CODE = ("jtcse.train.run_stage",)            # entry points: the key holds the code they reach
-EVAL_CODE = ("jtcse.train.run_sts", "jtcse.train.TowerPoolings", "jtcse.train.TwinTowerEncoder",
-             "core.models.SentenceEncoder")
+# the stored methods of this paper: raise a version when an edit changes their numbers (their entry points' code
+# is recorded beside each result and checked when it is read)
+STAGE_METHOD = Method("jtcse.stage", 1, ("jtcse.train.run_stage",))
+STS_METHOD = Method("jtcse.sts", 1, ("jtcse.train.run_sts", "jtcse.train.TowerPoolings",
+                                     "jtcse.train.TwinTowerEncoder", "core.models.SentenceEncoder"))
+CLS_ENERGY_METHOD = Method("jtcse.cls_energy", 1, ("bench.model_cls_energy",))        # E_CLS of a model (Fig. 1)
+ATTENTION_METHOD = Method("jtcse.attention_sinks", 1, ("jtcse.cross_attention.plot_attention_sinks",
+                                                       "jtcse.cross_attention.layer_attention"))    # Fig. 2
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030c1
 def model_fingerprint(model: nn.Module) -> str:
@@ -212,12 +217,12 @@ def _same_stage(name: str, stored: dict, info: dict) -> None:
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030sk
 def stage_key(config: JTCSEConfig, corpus: Sequence[str], init_id: str, teacher_id: str | None = None,
-              dev_limit: int | None = None, root=None, code=None) -> dict:
-    """The `cache_key` of a stage: its configuration and seed; the key (or fingerprint) of its starting weights and of
-    its teacher, its training sentences and the dev data; the code `run_stage` reaches (`TRAIN_CODE`)."""
+              dev_limit: int | None = None, root=None, method: Method = STAGE_METHOD) -> dict:
+    """The `cache_key` of a stage of `method`: its configuration and seed; the key (or fingerprint) of its starting
+    weights and of its teacher, its training sentences and the dev data."""
     dev = sts_fingerprint(("stsb",), "original", "dev", root) if config.eval_every else None
-    return cache_key({"config": config.to_dict(), "dev_limit": dev_limit}, seed=config.seed,
-                     code=TRAIN_CODE if code is None else code, data=(init_id, teacher_id, fingerprint(corpus), dev))
+    return cache_key(method, {"config": config.to_dict(), "dev_limit": dev_limit}, seed=config.seed,
+                     data=(init_id, teacher_id, fingerprint(corpus), dev))
 
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030d
@@ -230,7 +235,7 @@ def _stage_input(x, what: str):
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030d2
 def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable, corpus: Sequence[str], teacher=None,
-              dev_limit: int | None = None, root=None, code=None, progress: bool = False,
+              dev_limit: int | None = None, root=None, method: Method = STAGE_METHOD, progress: bool = False,
               only_cached: bool = False, init_key: str | None = None, teacher_key: str | None = None,
               load: bool = True) -> tuple:
     """(best-on-dev model, tokenizer, info) of stage `name`: read from `store` when a result with the same key exists,
@@ -246,12 +251,11 @@ def run_stage(store: KeyedStore, name: str, config: JTCSEConfig, init: Callable,
     if not callable(init) or isinstance(init, nn.Module):
         raise TypeError(f"init must be a function returning (model, tokenizer), got {type(init).__name__}")
     corpus = check_sentences(list(corpus), "corpus")
-    if code is None: code = TRAIN_CODE
     got = None if init_key is not None else _init_model(init)
     teacher_id = None if teacher is None and teacher_key is None else \
         _stage_input(teacher_key if teacher_key is not None else teacher, "teacher")
     key = stage_key(config, corpus, _stage_input(init_key if init_key is not None else got[0], "init_key"),
-                    teacher_id, dev_limit, root, code)
+                    teacher_id, dev_limit, root, method)
     folder = store.path(name, key)
     stored = store.load(name, key)
     if stored is not None and (not load or (folder / "final").is_dir()):
@@ -303,25 +307,24 @@ def _with_pairs(folder: Path, record: dict) -> dict:
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030e
 def run_sts(store: KeyedStore, name: str, encode: Callable, model_fp: str, what: str = "cls", limit: int | None = None,
-            variant: str = "senteval", root=None, code=EVAL_CODE) -> dict:
+            variant: str = "senteval", root=None, method: Method = STS_METHOD) -> dict:
     """7-STS of `encode` keyed by the evaluated weights (`model_fp`), `what` (e.g. 'cls', 'tower 1 mean'), the subset
-    `limit`, the STS data and the code: {'scores', 'pairs' (per task gold/pred/subset), 'seconds', 'key'}. The
-    per-pair predictions live beside the record in pairs.npz (float32), its SHA-256 in the record, checked on read."""
+    `limit` and the STS data: {'scores', 'pairs' (per task gold/pred/subset), 'seconds', 'key'}. The
+    per-pair predictions live beside the record in pairs.npz (float32), which the store verifies on every read."""
     if not isinstance(store, KeyedStore): raise TypeError(f"store must be a KeyedStore, got {type(store).__name__}")
     if not callable(encode): raise TypeError(f"encode must be callable, got {type(encode).__name__}")
     if not isinstance(model_fp, str) or len(model_fp) != 64:
         raise ValueError(f"model_fp must be a model_fingerprint (64 hex characters), got {model_fp!r}")
     if not isinstance(what, str) or not what: raise ValueError(f"what must be a non-empty str, got {what!r}")
-    key = cache_key({"eval": "7-STS", "what": what, "limit": limit, "variant": variant}, code=code,
+    key = cache_key(method, {"eval": "7-STS", "what": what, "limit": limit, "variant": variant},
                     data=(model_fp, sts_fingerprint(STS_TASKS, variant, "test", root)))
     folder = store.path(name, key)
-    if (r := store.load(name, key)) is not None:
-        try: return _with_pairs(folder, r)
-        except IntegrityError as e: warnings.warn(f"{e}; recomputing it")
+    if (r := store.load(name, key)) is not None: return _with_pairs(folder, r)
     t0 = time.time()
     res = evaluate_sts(encode, variant=variant, limit=limit, root=root)
     r = store.save(name, key, {"scores": res.scores, "seconds": round(time.time() - t0, 1), "key": key["key"],
-                               "what": what, "limit": limit} | _save_pairs(folder, res.pairs))
+                               "what": what, "limit": limit} | _save_pairs(folder, res.pairs),
+                   files=[folder / PAIRS_FILE])
     return _with_pairs(folder, r)                     # what is stored, also the first time (predictions in float32)
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030h

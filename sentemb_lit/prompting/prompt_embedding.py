@@ -9,11 +9,12 @@ import numpy as np
 import torch
 from ..core.checks import check_flag, check_positive_int, check_text, check_type
 from ..core.models import EncodeAPI, encode_options, sentences_of
+from ..core.store import Method
 
 # %% auto #0
-__all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'BATCH_OVERHEAD_TOKENS', 'ENCODE_CODE', 'resolve_template',
-           'split_template', 'normalize_sentence', 'fill_template', 'prompt_ids', 'shared_prefix_len', 'PromptEncoder',
-           'encode_distributed']
+__all__ = ['SLOT', 'TEMPLATES', 'TEMPLATE_NAMES', 'PRESET_LAYERS', 'BATCH_OVERHEAD_TOKENS', 'ENCODE_CODE', 'ENCODE_METHOD',
+           'resolve_template', 'split_template', 'normalize_sentence', 'fill_template', 'prompt_ids',
+           'shared_prefix_len', 'PromptEncoder', 'encode_distributed']
 
 # %% ../../nbs/prompting/30_prompt_embedding.ipynb #c005
 SLOT = "{sentence}"
@@ -359,6 +360,8 @@ ENCODE_CODE = ("prompting.prompt_embedding._pe_init", "prompting.prompt_embeddin
                "prompting.prompt_embedding._pe_prompt", "prompting.prompt_embedding._pe_run",
                "prompting.prompt_embedding._pe_batch", "prompting.prompt_embedding._pe_prefix_cache",
                "prompting.prompt_embedding._pe_prefix_rows", "prompting.prompt_embedding._pe_forward")
+ENCODE_METHOD = Method("prompting.encode", 1, ENCODE_CODE)     # raise the version when an edit changes numbers
+
 
 # %% ../../nbs/prompting/30_prompt_embedding.ipynb #h17
 def _process_state():

@@ -10,14 +10,15 @@ from typing import Sequence
 from tqdm.auto import tqdm
 from ..core.checks import check_file, check_sentences, check_type
 from .chains import INSTRUCTIONS, MODES, REFUSE, RankingSettings, _decode_group, chain_code
-from ..core.io import CorruptFileError, KeyedStore, LockedError, append_jsonl, atomic_write_json, exclusive
+from ..core.io import CorruptFileError, IntegrityError, LockedError, append_jsonl, atomic_write_json, exclusive
+from ..core.store import KeyedStore, Method, cache_key, RECORD
 from ..core.io import atomic_write_text, fingerprint, read_jsonl
 
 _log = logging.getLogger(__name__)             # the library logs; the CLI and the notebooks print
 
 # %% auto #0
-__all__ = ['read_sentences', 'job_arg_parser', 'parse_job_args', 'chain_key', 'ChainIntegrityError', 'manifest_path',
-           'verify_chain_file', 'read_chains', 'run_ranking_job', 'cached_chains']
+__all__ = ['CHAIN_METHOD', 'read_sentences', 'job_arg_parser', 'parse_job_args', 'chain_key', 'ChainIntegrityError',
+           'manifest_path', 'verify_chain_file', 'read_chains', 'run_ranking_job', 'cached_chains']
 
 # %% ../../nbs/ranking/22a_chain_jobs.ipynb #c034r
 def read_sentences(path) -> list[str]:
@@ -75,13 +76,13 @@ def parse_job_args(argv: Sequence[str], out: bool = True) -> tuple:
     return s, a
 
 # %% ../../nbs/ranking/22a_chain_jobs.ipynb #h2c12
+CHAIN_METHOD = Method("ranking.chains", 1, ("ranking.chains._decode_group",))   # raise the version if chains change
+
 def chain_key(settings: RankingSettings, sources: Sequence[str]) -> dict:
-    "The cache key of a chain set: settings and batch size, sources, and the code a chain run reaches."
+    "The store key of a chain set: its method and version, the settings and batch size, and the sources."
     check_type(settings, "settings", RankingSettings)
     config = settings.stored() | {"batch_size": settings.batch_size}
-    parts = {"config": fingerprint(config), "seed": None, "data": fingerprint(list(sources)),
-             "code": fingerprint(chain_code())}
-    return {"key": fingerprint(parts), "parts": parts, "config": config}
+    return cache_key(CHAIN_METHOD, config, data=(list(sources),))
 
 # %% ../../nbs/ranking/22a_chain_jobs.ipynb #h2c14
 class ChainIntegrityError(CorruptFileError):
@@ -304,14 +305,16 @@ def _job_of(job, sources) -> tuple:
 
 # %% ../../nbs/ranking/22a_chain_jobs.ipynb #h2c30
 def _candidates(root: Path, name: str, key: dict, adopt: Sequence) -> list[Path]:
-    "Folders of `name` with the same settings and sources under other code, then the `adopt` files (which must exist)."
+    "Folders of `name` with the same settings and sources under another key, then the `adopt` files (which must exist)."
     check_type(adopt, "adopt", (list, tuple), "a list of chains files")
     missing = [str(f) for f in adopt if not Path(f).is_file()]
     if missing: raise FileNotFoundError(f"adopt: chains file(s) {missing} do not exist")
-    same = lambda parts: {k: v for k, v in parts.items() if k != "code"}
+    same = lambda parts: {k: parts.get(k) for k in ("config", "data")}
     older = []
     for f in sorted(Path(root, name).glob("*/chains.jsonl")):
-        try: parts = json.loads((f.parent / "key.json").read_text(encoding="utf-8"))["parts"]
+        try: parts = (json.loads((f.parent / RECORD).read_text(encoding="utf-8"))["key"]["parts"]
+                      if (f.parent / RECORD).is_file() else
+                      json.loads((f.parent / "key.json").read_text(encoding="utf-8"))["parts"])   # the former store
         except (OSError, ValueError, KeyError, TypeError): continue
         if f.parent.name != key["key"][:16] and isinstance(parts, dict) and same(parts) == same(key["parts"]):
             older.append(f)
@@ -362,8 +365,8 @@ def _served_problem(out: Path, sources: list[str]) -> str | None:
     return None
 
 def _discard(folder: Path) -> None:
-    "Remove a folder's marker first, then its chains file and manifest."
-    for f in ("key.json", "chains.jsonl", "chains.jsonl.manifest.json"): (folder / f).unlink(missing_ok=True)
+    "Remove a folder's record first, then its chains file and manifest."
+    for f in (RECORD, "chains.jsonl", "chains.jsonl.manifest.json"): (folder / f).unlink(missing_ok=True)
 
 # %% ../../nbs/ranking/22a_chain_jobs.ipynb #r20cc2
 def cached_chains(root, name: str, job, model=None, tokenizer=None, adopt: Sequence = (), sources=None) -> tuple:
@@ -376,12 +379,17 @@ def cached_chains(root, name: str, job, model=None, tokenizer=None, adopt: Seque
     store = KeyedStore(root)
     out = store.path(name, key) / "chains.jsonl"
     candidates = _candidates(Path(root), name, key, adopt)
-    if store.is_done(name, key):
+    try: done = store.is_done(name, key)                     # its record, chains file and manifest verified
+    except IntegrityError as e:
+        warnings.warn(f"not served: {e}; decoding the chains again")
+        _discard(out.parent)
+        done = False
+    if done:
         problem = _served_problem(out, sources)
         if problem is None: return out, key
         warnings.warn(f"not served: {problem}; decoding the chains again")
         _discard(out.parent)
     run_ranking_job(settings, sources, out, model=model, tokenizer=tokenizer)
     adopted = _adopt(out, candidates, settings, Path(root)) or {"adopted_from": None}
-    store.mark_done(name, key, n_chains=len(sources), **adopted, code_reached=sorted(chain_code()))
+    store.save(name, key, {"n_chains": len(sources), **adopted}, files=[out, Path(f"{out}.manifest.json")])
     return out, key

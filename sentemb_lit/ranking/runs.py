@@ -12,6 +12,7 @@ import torch
 from ..core.checks import (check_choice, check_file, check_flag, check_number, check_positive_int,
                                 check_sentences, check_type)
 from ..core.code_keys import code_hash
+from ..core.store import Method, acknowledged
 from ..core.models import SentenceEncoder, load_encoder
 from ..core.model_cache import MODEL_REGISTRY
 from ..core.io import read_json_verified, read_jsonl, write_json_verified
@@ -20,8 +21,9 @@ from ..core.training_rule import convergence
 from .posttraining import INDEX_MODES, LISTMLE_FORMS, TARGETS, RankStudent, chain_loss, same_tokenizer
 
 # %% auto #0
-__all__ = ['RUN_CODE', 'RECORD_VERSION', 'LR_GRID', 'weights_fingerprint', 'posttrain_config', 'posttrain', 'collapse_repeats',
-           'save_pairs', 'load_pairs', 'posttrain_and_evaluate', 'pick_by_dev', 'lr_folder', 'select_lr']
+__all__ = ['RUN_CODE', 'POSTTRAIN_METHOD', 'BASE_STS_METHOD', 'TRANSFER_METHOD', 'MTEB_METHOD', 'RECORD_VERSION', 'LR_GRID',
+           'weights_fingerprint', 'posttrain_config', 'posttrain', 'collapse_repeats', 'save_pairs', 'load_pairs',
+           'posttrain_and_evaluate', 'pick_by_dev', 'lr_folder', 'select_lr']
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21chk3b
 def _check_chains(chains) -> list[list[str]]:
@@ -142,7 +144,14 @@ def posttrain_config(chains, **kw) -> dict:
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pt0
 RUN_CODE = ("ranking.runs.posttrain", "ranking.runs.posttrain_and_evaluate", "core.evaluation.evaluate_sts",
-            "core.evaluation.evaluate_dev")            # entry points: a run's key holds the code they reach
+            "core.evaluation.evaluate_dev")            # entry points: the code a run reaches, recorded with it
+POSTTRAIN_METHOD = Method("ranking.posttrain", 1, RUN_CODE)    # raise the version when an edit changes its numbers
+_EVAL_ROOTS = ("ranking.transfer.retrain_last_step", "core.models.SentenceEncoder", "core.models.load_encoder",
+               "core.tiny_models.tiny_bert")
+BASE_STS_METHOD = Method("ranking.base_sts", 1, ("core.evaluation.evaluate_sts", "core.evaluation.evaluate_dev",
+                         "core.models.SentenceEncoder", "core.models.load_encoder", "core.tiny_models.tiny_bert"))
+TRANSFER_METHOD = Method("ranking.transfer", 1, ("evals.transfer.evaluate_transfer", *_EVAL_ROOTS))
+MTEB_METHOD = Method("ranking.mteb", 1, ("evals.mteb.evaluate_mteb_classification", *_EVAL_ROOTS))
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pt0b
 def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "minilm-l6",
@@ -201,13 +210,15 @@ def collapse_repeats(chain: Sequence[str]) -> list[str]:
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21cd0
 def _check_same_code(stored, now: str, where) -> None:
-    "A cached run's code part equals this run's (`code_hash(*RUN_CODE)`); else an error naming the part."
+    "A cached run's code equals this run's (`code_hash(*RUN_CODE)`) or the edit is acknowledged; else an error."
     if stored is None:
         raise ValueError(f"{where} holds no code part (written before runs were keyed by their code): delete it "
                          "to rerun the run, or use another folder")
-    if stored != now:
+    if stored != now and acknowledged(POSTTRAIN_METHOD, now, Path(where).parent) is None:
         raise ValueError(f"{where} was written by other code {{'code': ({str(stored)[:16]!r}, {now[:16]!r})}} (stored "
-                         f"vs now: the code {', '.join(RUN_CODE)} reach changed); use another folder")
+                         f"vs now: the code {', '.join(RUN_CODE)} reach changed); raise the version of "
+                         f"{POSTTRAIN_METHOD.name}, or acknowledge the edit in keys/versions.json, or use another "
+                         "folder")
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pe0
 def _sts(student: RankStudent, tok, test_limit):
