@@ -1,8 +1,9 @@
-try: from pkg_resources import parse_version
-except ImportError: from packaging.version import parse as parse_version  # setuptools>=81 dropped pkg_resources
 from configparser import ConfigParser
-import setuptools, shlex
-assert parse_version(setuptools.__version__)>=parse_version('36.2')
+import setuptools, shlex, warnings
+try:  # the 'Editable installation' notice of `pip install -e .` is information only, not a warning to act on
+    from setuptools.warnings import InformationOnly
+    warnings.filterwarnings('ignore', category=InformationOnly)
+except ImportError: pass
 
 # note: all settings are in settings.ini; edit there, not here
 config = ConfigParser(delimiters=['='])
@@ -14,13 +15,8 @@ expected = cfg_keys + "lib_name user branch license status min_python audience l
 for o in expected: assert o in cfg, "missing expected setting: {}".format(o)
 setup_cfg = {o:cfg[o] for o in cfg_keys}
 
-licenses = {
-    'apache2': ('Apache Software License 2.0','OSI Approved :: Apache Software License'),
-    'mit': ('MIT License', 'OSI Approved :: MIT License'),
-    'gpl2': ('GNU General Public License v2', 'OSI Approved :: GNU General Public License v2 (GPLv2)'),
-    'gpl3': ('GNU General Public License v3', 'OSI Approved :: GNU General Public License v3 (GPLv3)'),
-    'bsd3': ('BSD License', 'OSI Approved :: BSD License'),
-}
+# the licence as an SPDX expression (PEP 639), with its file; License :: classifiers are deprecated
+licenses = {'apache2': 'Apache-2.0', 'mit': 'MIT', 'gpl2': 'GPL-2.0-only', 'gpl3': 'GPL-3.0-only', 'bsd3': 'BSD-3-Clause'}
 statuses = [ '1 - Planning', '2 - Pre-Alpha', '3 - Alpha',
     '4 - Beta', '5 - Production/Stable', '6 - Mature', '7 - Inactive' ]
 py_versions = '3.6 3.7 3.8 3.9 3.10 3.11 3.12'.split()
@@ -28,7 +24,9 @@ py_versions = '3.6 3.7 3.8 3.9 3.10 3.11 3.12'.split()
 requirements = shlex.split(cfg.get('requirements', ''))
 if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_requirements', ''))
 min_python = cfg['min_python']
-lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
+lic = licenses.get(cfg['license'].lower(), cfg['license'])
+# setuptools >= 77 takes the expression as `license_expression` (PEP 639); older ones as the free-text `license`
+lic_kw = {'license_expression' if int(setuptools.__version__.split('.')[0]) >= 77 else 'license': lic}
 dev_requirements = (cfg.get('dev_requirements') or '').split()
 
 package_data = dict()
@@ -40,12 +38,12 @@ setup_cfg['package_data'] = package_data
 
 setuptools.setup(
     name = cfg['lib_name'],
-    license = lic[0],
+    license_files = ['LICENSE'],
     classifiers = [
         'Development Status :: ' + statuses[int(cfg['status'])],
         'Intended Audience :: ' + cfg['audience'].title(),
         'Natural Language :: ' + cfg['language'].title(),
-    ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]] + (['License :: ' + lic[1] ] if lic[1] else []),
+    ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]],
     url = cfg['git_url'],
     packages = setuptools.find_packages(),
     include_package_data = True,
@@ -60,4 +58,4 @@ setuptools.setup(
         'console_scripts': cfg.get('console_scripts','').split(),
         'nbdev': [f'{cfg.get("lib_path")}={cfg.get("lib_path")}._modidx:d']
     },
-    **setup_cfg)
+    **lic_kw, **setup_cfg)

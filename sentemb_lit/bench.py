@@ -22,7 +22,8 @@ _log = logging.getLogger(__name__)             # the library logs; the CLI and t
 # %% auto #0
 __all__ = ['BENCH_SENTENCES', 'IMPORT_ROWS', 'IMPORT_FLOORS', 'matmul_flops_per_s', 'bench_twin_step', 'bert_macs',
            'inference_macs', 'model_cls_energy', 'energy_sts_correlation', 'bench_decoding', 'prefix_cache_bound',
-           'bench_prompting', 'senteval_sts_encoding', 'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_main']
+           'bench_prompting', 'senteval_sts_encoding', 'bench_sts_eval', 'bench_imports', 'bench_meta', 'bench_train',
+           'bench_main']
 
 # %% ../nbs/91_bench.ipynb #c005
 def _sync():
@@ -384,6 +385,65 @@ def bench_meta() -> dict:
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "code": code_hash()[:16]}
 
+# %% ../nbs/91_bench.ipynb #c0121
+def _st_simcse(path: str, sentences: list[str], steps: int, batch_size: int, max_length: int, lr: float,
+               seed: int, out) -> tuple:
+    "(wall seconds of trainer.train(), the model): sentence-transformers' unsupervised SimCSE, CLS pooling."
+    from datasets import Dataset
+    from sentence_transformers import (SentenceTransformer, SentenceTransformerModelCardData,
+                                       SentenceTransformerTrainer, SentenceTransformerTrainingArguments)
+    from transformers.trainer_callback import PrinterCallback
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    tr = Transformer(path, max_seq_length=max_length)
+    model = SentenceTransformer(modules=[tr, Pooling(tr.get_embedding_dimension(), "cls")],
+                                model_card_data=SentenceTransformerModelCardData(generate_widget_examples=False))
+    data = Dataset.from_dict({"anchor": sentences, "positive": sentences})           # dropout makes the two views
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(out), per_device_train_batch_size=batch_size, max_steps=steps, learning_rate=lr,
+        lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.01, save_strategy="no", report_to="none",
+        logging_strategy="no", disable_tqdm=True, seed=seed, dataloader_drop_last=True,
+        dataloader_pin_memory=False)
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data,
+                                         loss=MultipleNegativesRankingLoss(model, scale=20.0))
+    trainer.remove_callback(PrinterCallback)                          # no metrics dict printed
+    t0 = time.perf_counter()
+    trainer.train()
+    return time.perf_counter() - t0, model
+
+# %% ../nbs/91_bench.ipynb #c0122
+def bench_train(model: str = "minilm-l6", steps: int = 10, batch_size: int = 32, corpus: str = "wiki1m_head",
+                dev_limit: int | None = None, sentences: Sequence[str] | None = None) -> dict:
+    """Seconds per step of `train("simcse")` and of sentence-transformers' trainer (MNRL, scale 20) on the same
+    model, batch, length and corpus, their ratio (theirs / ours), and the dev score of each after 2·`steps` steps."""
+    import importlib.util, tempfile
+    from pathlib import Path
+    from sentemb_lit.core.data import load_corpus
+    from sentemb_lit.core.evaluation import evaluate_dev
+    from sentemb_lit.core.model_cache import model_path
+    from sentemb_lit.core.models import SentenceEncoder
+    from sentemb_lit.recipes import method_config, train
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return {"skipped": "sentence-transformers is not installed"}
+    check_positive_int(steps, "steps"), check_positive_int(batch_size, "batch_size")
+    sents = list(check_sentences(sentences) if sentences is not None else load_corpus(corpus))[:2 * steps * batch_size]
+    cfg, path, tmp = method_config("simcse"), model_path(model), Path(tempfile.mkdtemp())
+    (tmp / "corpus.txt").write_text("\n".join(sents) + "\n", encoding="utf-8")
+    dev = lambda enc: evaluate_dev(enc, ("stsb",), limit=dev_limit)["stsb"]
+    t, enc = {}, {}
+    for n in (steps, 2 * steps):
+        r = train("simcse", path, tmp / "corpus.txt", tmp / f"ours{n}", steps=n, batch_size=batch_size, dev="none",
+                  progress=False)
+        t["ours", n], enc["ours"] = r.seconds, r.encoder                  # fit's clock: the training loop
+        t["st", n], st = _st_simcse(path, sents, n, batch_size, cfg.max_length, cfg.lr, cfg.seed, tmp / f"st{n}")
+        enc["st"] = lambda s, m=st: m.encode(s, batch_size=64, show_progress_bar=False)
+    per = {k: (t[k, 2 * steps] - t[k, steps]) / steps for k in ("ours", "st")}
+    ratio = per["st"] / per["ours"] if per["ours"] > 0 else float("nan")     # a few tiny steps: below the clock
+    return {"model": model, "batch_size": batch_size, "max_length": cfg.max_length, "lr": cfg.lr, "steps": 2 * steps,
+            "ours_s_per_step": per["ours"], "st_s_per_step": per["st"], "ratio": ratio,
+            "dev_before": dev(SentenceEncoder.from_name(model, pooling="cls", show_progress=False)),
+            "dev_ours": dev(enc["ours"]), "dev_st": dev(enc["st"]), "threads": torch.get_num_threads()}
+
 # %% ../nbs/91_bench.ipynb #c012
 def _print_twin(res: dict, peak: float, dtype: str = "float32"):
     base = res["two independent towers"]["seconds"]
@@ -393,10 +453,21 @@ def _print_twin(res: dict, peak: float, dtype: str = "float32"):
               f"{r['gflop_per_s']:6.1f} GFLOP/s ({100 * r['gflop_per_s'] * 1e9 / peak:4.1f}% of matmul peak)  "
               f"time ×{r['seconds'] / base:.2f} vs independent")
 
+# %% ../nbs/91_bench.ipynb #c012t
+def _print_train(r: dict) -> dict:
+    "Print the training row (or 'skipped') and return it."
+    print("== training step: train simcse vs sentence-transformers' MultipleNegativesRankingLoss trainer ==")
+    if "skipped" in r: print(f"  skipped: {r['skipped']}")
+    else: print(f"  {r['model']}, batch {r['batch_size']}, length {r['max_length']}, lr {r['lr']}, {r['threads']} "
+                f"thread(s): ours {r['ours_s_per_step']:.3f} s/step, sentence-transformers {r['st_s_per_step']:.3f} "
+                f"s/step, ratio {r['ratio']:.2f}; dev STS-B after {r['steps']} steps: ours {r['dev_ours']:.2f}, "
+                f"sentence-transformers {r['dev_st']:.2f} (untrained {r['dev_before']:.2f})")
+    return r
+
 # %% ../nbs/91_bench.ipynb #c012b
 def bench_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit bench", description="Speed benchmarks; ratios measured in one run.")
-    p.add_argument("--only", choices=["twin", "decoding", "prompting", "sts", "imports", "all"], default="all")
+    p.add_argument("--only", choices=["twin", "decoding", "prompting", "sts", "imports", "train", "all"], default="all")
     p.add_argument("--json", default=None, help="also write the rows here, with the machine, date and code hash")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="cuda: the twin, decoding and prompting rows on the GPU")
@@ -445,6 +516,7 @@ def bench_main(argv=None) -> int:
         print("== import time, fresh interpreter (best of 3) ==")
         results["imports"] = bench_imports()
         for k, v in results["imports"].items(): print(f"  {k:<24} {v:6.2f} s")
+    if a.only in ("train", "all") and not gpu: results["train"] = _print_train(bench_train())
     if a.json:
         from sentemb_lit.core.io import atomic_write_json
         atomic_write_json(a.json, json.loads(json.dumps({"meta": bench_meta()} | results, default=str)))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse, json, logging, sys
 from pathlib import Path
 from typing import Sequence
-from .core.checks import check_positive_int
-from .core.data import DATA_ENV, STS_TASKS, fetch_data
+from .core.checks import check_file, check_named_path, check_positive_int
+from .core.data import DATA_ENV, FETCH_MANIFEST, STS_TASKS, fetch_data
 from .core.io import atomic_write_json, LockedError
 from .reproduce import PAPERS, rebuild_report, reproduce
 # torch, transformers, scipy and papermill load only when a command needs them, so `sentemb-lit --help` answers at once
@@ -16,7 +16,7 @@ from .reproduce import PAPERS, rebuild_report, reproduce
 
 # %% auto #0
 __all__ = ['FETCH_GROUPS', 'COMMANDS', 'INPUT_ERRORS', 'eval_sts_main', 'reproduce_main', 'compare_main', 'report_main',
-           'generate_ranking_main', 'embed_main', 'fetch_data_main', 'main']
+           'generate_ranking_main', 'embed_main', 'fetch_data_main', 'train_main', 'main']
 
 # %% ../nbs/90_cli.ipynb #c019
 def _positive(what: str):
@@ -33,6 +33,17 @@ def _task_list(s: str) -> tuple:
         raise argparse.ArgumentTypeError(f"--tasks needs comma-separated task names, got {s!r}")
     return tasks
 
+# %% ../nbs/90_cli.ipynb #c019o
+def _out_file(path, flag: str):
+    """`path` (a file a command will write; None or '-': none) if it can be one: refused before any work when a folder
+    is there, a file stands where its folder should be, or it leads through a symbolic link loop."""
+    if path is None or path == "-": return path
+    p = check_named_path(path, flag).expanduser()
+    if p.is_dir(): raise IsADirectoryError(f"{flag} {path!r} is a folder; give the path of a file to write")
+    if (up := next((q for q in p.parents if q.exists()), None)) is not None and not up.is_dir():
+        raise NotADirectoryError(f"{flag} {path!r}: {str(up)!r} is a file, so no file can be written below it")
+    return path
+
 # %% ../nbs/90_cli.ipynb #c020
 def eval_sts_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sentemb-lit eval-sts",
@@ -47,6 +58,7 @@ def eval_sts_main(argv=None) -> int:
     p.add_argument("--data-root", default=None)
     p.add_argument("--json", default=None, help="also write the full results (with per-pair cosines) as JSON here")
     a = p.parse_args(argv)
+    _out_file(a.json, "--json")                                         # before the model loads
     from sentemb_lit.core.data import STS_TASKS
     from sentemb_lit.core.evaluation import evaluate_sts
     from sentemb_lit.core.models import SentenceEncoder
@@ -114,6 +126,7 @@ def compare_main(argv=None) -> int:
     p.add_argument("--data-root", default=None)
     p.add_argument("--json", default=None, help="write the result as JSON to this file ('-': to stdout, no table)")
     a = p.parse_args(argv)
+    _out_file(a.json, "--json")                                         # before either encoder loads
     from sentemb_lit.compare import encoder_from_spec, compare_encoders, comparison_table
     from sentemb_lit.evals.classifier import RECORD, SMOKE
     from sentemb_lit.core.data import STS_TASKS
@@ -181,8 +194,11 @@ def _input_lines(path, stdin) -> list[str]:
     "The sentences of the file `path` (UTF-8; a bad byte named by file:line), else of `stdin` (text)."
     from sentemb_lit.core.data import _decode_lines
     if path is not None:
-        return _check_lines(_decode_lines(path, Path(path).read_bytes()))
-    lines = (stdin or sys.stdin).read().split("\n")
+        return _check_lines(_decode_lines(path, check_file(path, "--input").read_bytes()))
+    stream = stdin if stdin is not None else sys.stdin                  # None when the shell closed it (0<&-)
+    if stream is None or getattr(stream, "closed", False):
+        raise ValueError("sentemb-lit embed: standard input is closed: pipe the sentences in, or give --input FILE")
+    lines = stream.read().split("\n")
     return _check_lines(lines[:-1] if lines[-1] == "" else lines)
 
 # %% ../nbs/90_cli.ipynb #c030c
@@ -210,6 +226,7 @@ def embed_main(argv: Sequence[str] | None = None, stdin=None, stdout=None) -> in
     template = a.template if a.template is not None else a.method
     resolve_template(template)  # fail fast, before loading a model
     check_positive_int(a.batch_size, "--batch-size")
+    _out_file(a.out, "--out")
     lines = _input_lines(a.input, stdin)
     device = a.device if a.device is not None else (_process_state().device if torch.cuda.is_available() else None)
     enc = PromptEncoder.from_name(a.model, template=template, layer=a.layer, device=device,
@@ -226,17 +243,8 @@ FETCH_GROUPS = {"sts": STS_TASKS, "senteval": ("MR", "CR", "SUBJ", "MPQA", "SST2
                 "mteb-classification": ("Banking77", "Emotion", "AmazonCounterfactualEN"),
                 "reranking": ("AskUbuntuDupQuestions", "MindSmallReranking", "SciDocsRR", "StackOverflowDupQuestions")}
 
-def fetch_data_main(argv: Sequence[str] | None = None) -> int:
-    "`sentemb-lit fetch-data --out DIR [--tasks sts12,stsb,TREC,reranking] [--source TASK=HUB_ID_OR_FOLDER ...]`."
-    p = argparse.ArgumentParser(prog="sentemb-lit fetch-data", description="Write a local data root (STS, transfer, "
-                                "classification, reranking) once, to work offline with SENTEMB_DATA=DIR afterwards.")
-    p.add_argument("--out", required=True, help="the folder to write (created if needed)")
-    p.add_argument("--tasks", default="sts", help="comma-separated tasks or groups (sts, senteval, "
-                   "mteb-classification, reranking); default: sts, the seven STS tasks")
-    p.add_argument("--source", action="append", default=[], metavar="TASK=HUB_ID_OR_FOLDER",
-                   help="load TASK from another hub id or a local folder; senteval=FOLDER for SentEval's tasks "
-                   "(repeatable)")
-    a = p.parse_args(argv)
+def _fetch_args(p: argparse.ArgumentParser, a) -> tuple[list[str], dict]:
+    "`fetch-data`'s tasks (groups expanded) and sources, checked: a bad one is argparse's one-line error."
     names = [t.strip() for t in a.tasks.split(",")]
     known = sorted(set(FETCH_GROUPS) | {t for g in FETCH_GROUPS.values() for t in g})
     if not all(names): p.error(f"--tasks {a.tasks!r} holds an empty name; choose from {','.join(known)}")
@@ -251,14 +259,90 @@ def fetch_data_main(argv: Sequence[str] | None = None) -> int:
     need = [t for t in tasks if t in FETCH_GROUPS["senteval"] and t not in sources and "senteval" not in sources]
     if need: p.error(f"{need} come from SentEval's data folder: add --source senteval=FOLDER (the folder SentEval's "
                      "data/downstream/get_transfer_data.bash fills)")
-    sts = [t for t in tasks if t in STS_TASKS]
-    written = 0
-    if sts: written = len(fetch_data(a.out, sts, {t: s for t, s in sources.items() if t in STS_TASKS})["written"])
+    return tasks, sources
+
+# %% ../nbs/90_cli.ipynb #cli201m
+def fetch_data_main(argv: Sequence[str] | None = None) -> int:
+    """`sentemb-lit fetch-data --out DIR [--tasks sts12,stsb,TREC,reranking] [--source TASK=HUB_ID_OR_FOLDER ...]`;
+    exit 1 when a split it was asked for could not be written (the reasons are logged above)."""
+    p = argparse.ArgumentParser(prog="sentemb-lit fetch-data", description="Write a local data root (STS, transfer, "
+                                "classification, reranking) once, to work offline with SENTEMB_DATA=DIR afterwards.")
+    p.add_argument("--out", required=True, help="the folder to write (created if needed)")
+    p.add_argument("--tasks", default="sts", help="comma-separated tasks or groups (sts, senteval, "
+                   "mteb-classification, reranking); default: sts, the seven STS tasks")
+    p.add_argument("--source", action="append", default=[], metavar="TASK=HUB_ID_OR_FOLDER",
+                   help="load TASK from another hub id or a local folder; senteval=FOLDER for SentEval's tasks "
+                   "(repeatable)")
+    a = p.parse_args(argv)
+    tasks, sources = _fetch_args(p, a)
+    check_named_path(a.out, "--out")                                    # a link loop: named before any download
+    sts, manifest = [t for t in tasks if t in STS_TASKS], {}
+    if sts: manifest = fetch_data(a.out, sts, {t: s for t, s in sources.items() if t in STS_TASKS})
     if len(sts) < len(tasks):
         from sentemb_lit.evals.transfer_data import fetch_transfer          # torch loads only for these tasks
         other = {t: s for t, s in sources.items() if t not in STS_TASKS}
-        written = len(fetch_transfer(a.out, [t for t in tasks if t not in STS_TASKS], other)["written"])
-    print(f"{written} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
+        manifest = fetch_transfer(a.out, [t for t in tasks if t not in STS_TASKS], other)   # one manifest: both
+    print(f"{len(manifest['written'])} files in {a.out}; use them with: export {DATA_ENV}={Path(a.out).resolve()}")
+    if failed := sorted(k for k in manifest["skipped"] if k.split("/")[0] in tasks):
+        print(f"sentemb-lit fetch-data: not written: {', '.join(failed)} (see {Path(a.out) / FETCH_MANIFEST})",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+# %% ../nbs/90_cli.ipynb #cli301
+def _number(what: str, kind=int, least=1):
+    "An argparse type: a `kind` number >= `least` (> 0 for floats), the error naming the flag `what`."
+    def parse(s: str):
+        try: v = kind(s)
+        except ValueError: raise argparse.ArgumentTypeError(f"{what} must be {kind.__name__}, got {s!r}") from None
+        if (kind is int and v < least) or (kind is float and not v > 0):
+            raise argparse.ArgumentTypeError(f"{what} must be {'>= ' + str(least) if kind is int else '> 0'}, got {s}")
+        return v
+    return parse
+
+def _train_args(argv):
+    from sentemb_lit.recipes import DEFAULT_DECODER, METHODS
+    p = argparse.ArgumentParser(prog="sentemb-lit train", description="Train a method of the three papers on your "
+                                "model and sentences with its published settings (printed first); the result is a "
+                                "folder SentenceTransformer(DIR) loads, with a model card and the run's log.")
+    arg = p.add_argument
+    arg("method", choices=list(METHODS), help="; ".join(f"{k}: {v[0]}" for k, v in METHODS.items()))
+    arg("--model", nargs="+", default=["minilm-l6"], metavar="NAME", help="registry name, Hugging Face id or "
+        "folder (default minilm-l6); a twin (tncse, jtcse) takes one for both towers or two")
+    arg("--corpus", help="your sentences: one per line, or .jsonl ({\"text\": ...} or a string per line)")
+    arg("--out", required=True, help="the folder to write (new or empty; --resume continues an interrupted one)")
+    arg("--steps", type=_number("--steps"), help="optimiser steps (default: the method's)")
+    arg("--batch-size", type=_number("--batch-size"), help="sentences per step (default: the method's)")
+    arg("--lr", type=_number("--lr", float), help="learning rate (default: the method's)")
+    arg("--seed", type=_number("--seed", int, 0), help="seed (default: the method's)")
+    arg("--dev", default="stsb", help="stsb (default: STS-B dev), a file of scored pairs (score<TAB>sentence1<TAB>"
+        "sentence2, or .jsonl), or none (no dev: keep the last step)")
+    arg("--resume", action="store_true", help="continue the interrupted run in --out (the same arguments)")
+    arg("--teacher", help="jtcse-d: the folder of a trained twin; ranking: an encoder (default: the frozen student)")
+    arg("--chains", help="ranking: a chains file (generate-ranking's output, or .jsonl lists of sentences)")
+    arg("--decoder", help=f"ranking from --corpus: the LM that decodes chains (default {DEFAULT_DECODER})")
+    arg("--rounds", type=_number("--rounds"), help="ranking from --corpus: rounds per chain (default 24)")
+    arg("--max-new-tokens", type=_number("--max-new-tokens"), help="ranking from --corpus: per round (default 100)")
+    arg("--filters", help="ranking from --corpus: comma-separated chain filters (default: all official), or none")
+    arg("--sts", action="store_true", help="evaluate the 7 STS test sets at the end (into the model card)")
+    arg("--device", default=None, help="cpu, cuda, … (default: cuda when available)")
+    arg("--quiet", action="store_true", help="no progress bar")
+    return p.parse_args(argv)
+
+# %% ../nbs/90_cli.ipynb #cli302
+def train_main(argv=None) -> int:
+    "CLI `sentemb-lit train METHOD`: `sentemb_lit.train` from the shell."
+    from sentemb_lit.recipes import train
+    a = _train_args(argv)
+    decoding = {k: v for k, v in (("rounds", a.rounds), ("max_new_tokens", a.max_new_tokens)) if v is not None}
+    if a.filters is not None:
+        decoding["filters"] = () if a.filters == "none" else tuple(f.strip() for f in a.filters.split(","))
+    if decoding and (a.method != "ranking" or a.corpus is None):
+        raise ValueError("--rounds, --max-new-tokens and --filters set the decoding of `train ranking --corpus`")
+    r = train(a.method, a.model[0] if len(a.model) == 1 else a.model, a.corpus, a.out, teacher=a.teacher,
+              chains=a.chains, decoder=a.decoder, steps=a.steps, batch_size=a.batch_size, lr=a.lr, seed=a.seed,
+              dev=a.dev, resume=a.resume, sts=a.sts, decoding=decoding or None, device=a.device,
+              progress=not a.quiet)
+    print(f"sentemb-lit train {a.method}: {r.steps} steps, the weights of {r.kept}; model in {r.out_dir}")
     return 0
 
 # %% ../nbs/90_cli.ipynb #c022
@@ -277,6 +361,7 @@ COMMANDS = {
     "embed": (embed_main, "prompt-based sentence embeddings from a causal LM"),
     "generate-ranking": (generate_ranking_main, "resumable ranking-chain generation"),
     "fetch-data": (fetch_data_main, "write the data folder (STS, transfer, reranking) once"),
+    "train": (train_main, "train a method (simcse, tncse, jtcse, jtcse-d, ranking) on your model and data"),
     "bench": (_lazy("sentemb_lit.bench", "bench_main"), "speed benchmarks (ratios measured in one run)"),
     "verify": (_lazy("sentemb_lit.verify", "verify_main"), "read back and check every stored record and predictions file"),
 }

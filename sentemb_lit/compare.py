@@ -16,7 +16,7 @@ from .evals.mteb import evaluate_mteb_classification, mteb_item_scores
 import sentemb_lit.stats.intervals as intervals
 
 # %% auto #0
-__all__ = ['PROMPT_PREFIX', 'OUTCOMES', 'encoder_from_spec', 'compare_encoders', 'comparison_table']
+__all__ = ['PROMPT_PREFIX', 'OUTCOMES', 'encoder_from_spec', 'readout', 'compare_encoders', 'comparison_table']
 
 # %% ../nbs/08_compare.ipynb #cm05
 PROMPT_PREFIX = "prompt:"
@@ -51,6 +51,19 @@ def encoder_from_spec(spec, pooling: str | None = None, batch_size: int = 64, de
     from sentemb_lit.core.models import SentenceEncoder
     return SentenceEncoder.from_name(s, pooling=pooling, device=device, batch_size=batch_size)
 
+# %% ../nbs/08_compare.ipynb #cm06e
+def readout(encoder) -> str:
+    "How `encoder` turns a sentence into one vector (its pooling), as the comparison names it."
+    from sentemb_lit.core.models import SentenceEncoder
+    from sentemb_lit.jtcse.twin import TwinTowerEncoder
+    from sentemb_lit.prompting.prompt_embedding import PromptEncoder
+    if isinstance(encoder, SentenceEncoder): return f"{encoder.pooling} pooling"
+    if isinstance(encoder, TwinTowerEncoder): return "the sum of the two towers' CLS states"
+    if isinstance(encoder, PromptEncoder):
+        return f"the last token of the {encoder.key or 'custom'} prompt at layer {encoder.layer}"
+    pooling = getattr(encoder, "pooling", None)
+    return f"{pooling} pooling" if isinstance(pooling, str) else "its own encode"
+
 # %% ../nbs/08_compare.ipynb #cm08
 OUTCOMES = {"holds": "A > B", "does not hold": "A < B", "inconclusive": "no detectable difference"}
 
@@ -78,9 +91,8 @@ def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "sen
                      transfer_cfg: ClassifierConfig = RECORD) -> dict:
     """A − B on the same test pairs and items: per task, on the STS average (`avg`), on the transfer average
     (`transfer avg`, SentEval's tasks in `tasks`, classifier `transfer_cfg`) and on the MTEB classification average
-    (`mteb avg`), the two scores, the paired difference
-    with its `level` interval, the smallest difference detectable at 80 % power and the verdict; `a`/`b`: encoders
-    or specs."""
+    (`mteb avg`), the two scores, the paired difference with its `level` interval, the smallest difference detectable
+    at 80 % power and the verdict; `a`/`b`: encoders or specs, each named with its `readout` (pooling)."""
     check_number(level, "level", gt=0, lt=1)
     check_type(transfer_cfg, "transfer_cfg", ClassifierConfig)
     sts, transfer, mteb = _split_tasks(tasks)
@@ -104,7 +116,8 @@ def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "sen
         n_mteb = d["n_items"]
     names = names or tuple(x if isinstance(x, (str, os.PathLike)) else getattr(x, "name", repr(x))[:60]
                            for x in (a, b))
-    return {"a": str(names[0]), "b": str(names[1]), "variant": variant, "limit": limit, "level": level,
+    return {"a": str(names[0]), "b": str(names[1]), "readout": [readout(e) for e in enc], "variant": variant,
+            "limit": limit, "level": level,
             "n_pairs": n_pairs, "n_items": n_items, "n_mteb_items": n_mteb, "rows": rows}
 
 # %% ../nbs/08_compare.ipynb #cm11
@@ -117,7 +130,8 @@ def comparison_table(result: dict) -> str:
                                               (result.get("n_items", 0), "transfer items (accuracy)"),
                                               (result.get("n_mteb_items", 0), "MTEB classification items (share of "
                                                "ten classifiers)")) if n)
-    lines = [f"A = {result['a']}, B = {result['b']} ({sizes}, {result['variant']} text)", "",
+    ra, rb = (f" ({r})" for r in result["readout"]) if "readout" in result else ("", "")
+    lines = [f"A = {result['a']}{ra}, B = {result['b']}{rb} ({sizes}, {result['variant']} text)", "",
              f"| task | A | B | A − B | {pct} interval | detectable | verdict |", "|---|---|---|---|---|---|---|"]
     for t, r in result["rows"].items():
         lines.append(f"| {t} | {r['a']:.2f} | {r['b']:.2f} | {r['diff']:+.2f} | {r['lo']:+.2f} … {r['hi']:+.2f} | "

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np
 import torch
-from .core.checks import check_choice, check_flag, check_number, check_positive_int, check_sentences, check_type
+from .core.checks import (check_choice, check_flag, check_number, check_positive_int, check_sentences,
+                                     check_text, check_type)
 
 # %% auto #0
 __all__ = ['KINDS', 'DTYPES', 'LLAMA2_7B', 'TABLE1_ROWS', 'TABLE1_PAPER_GB', 'TABLE1_PAIRS', 'measure', 'peak_memory', 'findings',
@@ -102,8 +103,10 @@ def _step(kind: str, model, tok, sentences: list[str], template: str | None, max
     opt.step()
 
 # %% ../nbs/09_memory.ipynb #me11
-def _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init):
+def _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init, template=None, threads=1):
     check_choice(kind, "kind", KINDS)
+    if template is not None: check_text(template, "template")
+    check_positive_int(threads, "threads")
     check_type(model, "model", str)
     sentences = check_sentences(sentences, "sentences")
     check_positive_int(max_length, "max_length")
@@ -116,8 +119,8 @@ def _check_measure_args(kind, model, sentences, max_length, device, dtype, rando
 def measure(kind: str, model: str, sentences: Sequence[str], template: str | None = None, max_length: int = 32,
             threads: int = 1, device: str = "cpu", dtype: str = "float32", random_init: bool = False) -> dict:
     "In this process: MB held after loading `model`, the peak during one step of `kind` above it, and seconds."
-    sentences = _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init)
-    torch.set_num_threads(check_positive_int(threads, "threads"))
+    sentences = _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init, template, threads)
+    torch.set_num_threads(threads)
     torch.manual_seed(0)
     m, tok = _load(kind, model, device, dtype, random_init)
     loaded = _held_mb(device)
@@ -138,7 +141,8 @@ def peak_memory(kind: str, model: str, sentences: Sequence[str], template: str |
                 threads: int = 1, timeout: float | None = None, device: str = "cpu", dtype: str = "float32",
                 random_init: bool = False) -> dict:
     "`measure` in a fresh Python process (so nothing measured before lowers or raises it)."
-    sentences = _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init)
+    sentences = _check_measure_args(kind, model, sentences, max_length, device, dtype, random_init, template, threads)
+    check_number(timeout, "timeout", gt=0, optional=True, what="a number of seconds")
     args = {"kind": kind, "model": model, "sentences": sentences, "template": template, "max_length": max_length,
             "threads": threads, "device": device, "dtype": dtype, "random_init": random_init}
     code = "from sentemb_lit.memory import _child; _child()"
@@ -175,11 +179,14 @@ def _check_raw(raw) -> dict:
     _check_keys(raw, "raw", ("env", "batch", "max_length", "repeats", "runs"))
     _check_keys(raw["env"], "raw['env']", ("device", "torch", "transformers", "gpu_total_mb"))
     _check_keys(raw["runs"], "raw['runs']", TABLE1_ROWS)
+    for k in ("batch", "max_length", "repeats"): check_positive_int(raw[k], f"raw[{k!r}]")
+    check_number(raw["env"]["gpu_total_mb"], "raw['env']['gpu_total_mb']", gt=0)
     for name, runs in raw["runs"].items():
         check_choice(name, "row of raw['runs']", TABLE1_ROWS)
         for i, r in enumerate(check_type(runs, f"raw['runs'][{name!r}]", list)):
             where = f"raw['runs'][{name!r}][{i}]"
-            _check_keys(r, where, ("ok", "loaded_mb", "extra_mb") if _check_keys(r, where, ("ok",))["ok"] else ())
+            if check_flag(_check_keys(r, where, ("ok",))["ok"], f"{where}['ok']"):
+                for k in ("loaded_mb", "extra_mb"): check_number(_check_keys(r, where, (k,))[k], f"{where}[{k!r}]")
     return raw
 
 # %% ../nbs/09_memory.ipynb #me22
@@ -229,7 +236,7 @@ def record(raw: dict) -> dict:
 # %% ../nbs/09_memory.ipynb #me24
 def fmt(x, nd: int = 1) -> str:
     "The number `x` with `nd` decimals, or '—' for None (a row whose processes all failed)."
-    nd = check_positive_int(nd, "nd", minimum=0)
+    nd = check_positive_int(nd, "nd", minimum=0, maximum=30)                # more than a float holds
     return "—" if check_number(x, "x", optional=True) is None else f"{x:.{nd}f}"
 
 # %% ../nbs/09_memory.ipynb #me25

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import configparser, datetime, json, os, shutil, sys, time
 from pathlib import Path
-from .core.checks import CorruptFileError, check_choice, check_file, check_path, check_type, read_json
+from .core.checks import (CorruptFileError, check_choice, check_file, check_flag, check_path,
+                                     check_positive_int, check_type, optional_file, read_json)
 from .core.io import atomic_write_dir, atomic_write_json, atomic_write_text, exclusive
 # papermill loads when a notebook runs, scipy and pandas when a report is written: importing the runner is quick
 
@@ -109,6 +110,8 @@ def run_notebook(nb: Path, run_dir: Path, profile: str, cwd: Path, timeout: int 
     cells done / total (default: on a terminal, or for any profile but smoke). `params`: more of its parameters."""
     nb, run_dir, cwd = check_path(nb, "nb"), check_path(run_dir, "run_dir"), check_path(cwd, "cwd")
     check_type(profile, "profile", str)
+    check_positive_int(timeout, "timeout", optional=True)
+    check_flag(progress, "progress", optional=True)
     import papermill as pm
     if progress is None: progress = sys.stderr.isatty() or profile != "smoke"
     t0, status = time.time(), {"notebook": nb.name, "status": "ok", "seconds": 0.0, "error": ""}
@@ -158,11 +161,21 @@ def write_reports(*args, **kwargs):
     from sentemb_lit.stats.report import write_reports as write
     return write(*args, **kwargs)
 
+# %% ../nbs/90a_reproduce.ipynb #c010g
+def _check_run_args(paper, profile, project, timeout) -> Path:
+    "A paper of PAPERS and a profile of PROFILES (names, never paths), a project folder, a timeout (s) or None."
+    from sentemb_lit.core.results import PROFILES
+    check_choice(paper, "paper", tuple(PAPERS))
+    check_choice(profile, "profile", PROFILES)
+    check_positive_int(timeout, "timeout", optional=True)
+    return project_root(check_path(project, "project"))
+
 # %% ../nbs/90a_reproduce.ipynb #c011
 def reproduce_paper(paper: str, profile: str, project: Path, timeout: int | None = None,
                     params: dict | None = None) -> tuple[list[dict], Path]:
     """Run one paper's notebooks into a fresh attempt folder; promote it only if all succeeded. (statuses, folder).
     `params`: name -> value, each given to the notebooks whose parameters cell declares the name."""
+    project = _check_run_args(paper, profile, project, timeout)          # names, never paths: before any path is made
     paper_dir = project / "papers" / paper
     record = paper_dir / "runs" / profile
     notebooks = experiment_notebooks(paper, project / EXPERIMENTS)
@@ -208,6 +221,7 @@ def reproduce(papers=None, profile: str = "smoke", project=None, timeout: int | 
     then trains nothing and reports what its ledger holds."""
     from sentemb_lit.core.results import PROFILES
     if profile not in PROFILES: raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}")
+    check_positive_int(timeout, "timeout", optional=True)
     project = project_root(project)
     print(f"project folder: {project}", flush=True)
     papers = list(PAPERS) if not papers else ([papers] if isinstance(papers, str) else list(papers))
@@ -231,7 +245,7 @@ def rebuild_report(paper: str, profile: str = "cpu", project=None) -> Path:
     paper_dir, run_dir = project / "papers" / paper, project / "papers" / paper / "runs" / profile
     if not run_dir.is_dir(): raise FileNotFoundError(f"no stored run {run_dir}; run `sentemb-lit reproduce` first")
     st = run_dir / "statuses.json"
-    statuses = read_json(st, "statuses.json", list) if st.exists() else [
+    statuses = read_json(st, "statuses.json", list) if optional_file(st, "statuses.json") else [
         {"notebook": p.name, "status": "ok", "seconds": "", "error": ""} for p in sorted(run_dir.glob("[0-9]*.ipynb"))]
     write_reports(paper, profile, run_dir, statuses, paper_dir, run_dir.relative_to(project),
                   promote=profile != "smoke")

@@ -4,14 +4,14 @@
 
 # %% ../../nbs/core/06_checks.ipynb #c002
 from __future__ import annotations
-import json, math, numbers, os, reprlib
+import errno, json, math, numbers, os, reprlib
 from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['CorruptFileError', 'check_type', 'check_flag', 'check_positive_int', 'check_number', 'check_choice',
-           'check_float_array', 'check_all_finite', 'check_text', 'check_sentences', 'check_path', 'check_file',
-           'check_named_path', 'read_json']
+__all__ = ['SEED_MAX', 'CorruptFileError', 'check_type', 'check_flag', 'check_positive_int', 'check_seed', 'check_number',
+           'check_choice', 'check_float_array', 'check_all_finite', 'check_same_length', 'check_text',
+           'check_sentences', 'check_path', 'check_file', 'optional_file', 'check_named_path', 'read_text', 'read_json']
 
 # %% ../../nbs/core/06_checks.ipynb #cfe01
 class CorruptFileError(ValueError):
@@ -48,6 +48,8 @@ def check_flag(value, name: str, optional: bool = False) -> bool | None:
     return bool(value)
 
 # %% ../../nbs/core/06_checks.ipynb #c011
+_INT64_MAX = 2 ** 63 - 1                  # the largest count a NumPy or PyTorch array can be sized or indexed by
+
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -59,10 +61,19 @@ def check_positive_int(value, name: str, minimum: int = 1, maximum: int | None =
                        optional: bool = False) -> int | None:
     "`value` as an int if it is an int in [minimum, maximum] (or None when `optional`); else a ValueError."
     if value is None and optional: return None
-    if not _is_int(value) or value < minimum or (maximum is not None and value > maximum):
+    top = _INT64_MAX if maximum is None else maximum
+    if not _is_int(value) or not minimum <= value <= top:
         none = " or None" if optional else ""
-        raise ValueError(f"{name} must be {_int_domain(minimum, maximum)}{none}, got {_short(value)}")
+        beyond = " (beyond the 64-bit range)" if _is_int(value) and maximum is None and value > top else ""
+        raise ValueError(f"{name} must be {_int_domain(minimum, maximum)}{none}, got {_short(value)}{beyond}")
     return int(value)
+
+# %% ../../nbs/core/06_checks.ipynb #cs02
+SEED_MAX = 2 ** 64 - 1                    # torch.manual_seed's range; np.random.RandomState takes 0..2**32 - 1
+
+def check_seed(value, name: str, maximum: int = SEED_MAX, optional: bool = False) -> int | None:
+    "`value` as an int if it is a seed in 0..maximum (or None when `optional`); else a ValueError naming `name`."
+    return check_positive_int(value, name, minimum=0, maximum=maximum, optional=optional)
 
 # %% ../../nbs/core/06_checks.ipynb #c014
 def _number_domain(gt, ge, lt, le) -> str:
@@ -80,14 +91,20 @@ def _inside(v: float, gt, ge, lt, le) -> bool:
             and (le is None or v <= le))
 
 # %% ../../nbs/core/06_checks.ipynb #c016
+def _finite(value) -> bool:
+    "Whether the real `value` is finite; an int no float can hold (10**400) is not."
+    try: return math.isfinite(value)
+    except OverflowError: return False
+
 def check_number(value, name: str, *, gt=None, ge=None, lt=None, le=None, optional: bool = False,
                  what: str = "a finite number") -> float | None:
     "`value` as a float if it is a finite real inside the given bounds (or None when `optional`); else a ValueError."
     if value is None and optional: return None
     real = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-    if not (real and math.isfinite(value) and _inside(value, gt, ge, lt, le)):
+    if not (real and _finite(value) and _inside(value, gt, ge, lt, le)):
         none = " or None" if optional else ""
-        raise ValueError(f"{name} must be {what}{_number_domain(gt, ge, lt, le)}{none}, got {_short(value)}")
+        beyond = " (beyond the float range)" if real and not _finite(value) and _is_int(value) else ""
+        raise ValueError(f"{name} must be {what}{_number_domain(gt, ge, lt, le)}{none}, got {_short(value)}{beyond}")
     return float(value)
 
 # %% ../../nbs/core/06_checks.ipynb #c019
@@ -106,7 +123,8 @@ def check_choice(value, name: str, choices):
 def check_float_array(x, name: str, dtype=np.float64, finite: bool = True) -> np.ndarray:
     """`x` as a NumPy array of the float `dtype` (all finite when `finite`); values that are not numbers are a
     TypeError, NaN or inf a ValueError, each naming `name`."""
-    try: a = np.asarray(x, dtype=dtype)
+    try:
+        with np.errstate(over="ignore"): a = np.asarray(x, dtype=dtype)    # 1e308 as float32: inf, refused below
     except (TypeError, ValueError, OverflowError, RuntimeError) as e:
         raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}: {_short(x)} ({e})") from None
     return check_all_finite(a, name) if finite else a
@@ -118,6 +136,18 @@ def check_all_finite(x, name: str):
     if not bool(finite):
         raise ValueError(f"{name} contains NaN or inf")
     return x
+
+# %% ../../nbs/core/06_checks.ipynb #cl02
+def check_same_length(sequences: dict, what: str = "") -> int:
+    "The one length of the sequences `sequences` (name -> sequence); else a ValueError naming each with its length."
+    lengths = {}
+    for name, x in check_type(sequences, "sequences", dict, "a dict name -> sequence").items():
+        try: lengths[name] = len(x)
+        except TypeError: raise TypeError(f"{name} must be a sequence, got {type(x).__name__}: {_short(x)}") from None
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"{' and '.join(lengths)} must be of one length{f' ({what})' if what else ''}: {shown}")
+    return next(iter(lengths.values()), 0)
 
 # %% ../../nbs/core/06_checks.ipynb #c024u
 def check_text(value, name: str) -> str:
@@ -160,30 +190,59 @@ def check_path(value, name: str) -> Path:
     return Path(text)
 
 # %% ../../nbs/core/06_checks.ipynb #f001
+def _link_error(p: Path, name: str) -> OSError | None:
+    "The error naming `name` when `p` (or a folder on its way) is a symbolic link that leads nowhere; else None."
+    try: os.stat(p)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return OSError(f"{name} {str(p)!r} is a symbolic link loop (too many levels of links)")
+        if p.is_symlink():
+            return FileNotFoundError(f"{name} {str(p)!r} is a symbolic link to {os.readlink(p)!r}, which does not "
+                                     "exist")
+    return None
+
 def check_file(path, name: str = "file", hint: str = "") -> Path:
-    "`path` as a Path if it is an existing file; a folder is an IsADirectoryError, a missing path a FileNotFoundError."
+    "`path` as a Path if a file is there (or a device, a pipe); a folder, a missing path or a broken link an error."
     p = check_path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)"), name).expanduser()
     if p.is_dir(): raise IsADirectoryError(f"{name} {str(p)!r} is a directory, expected a file")
-    if not p.is_file(): raise FileNotFoundError(f"{name} {str(p)!r} does not exist{hint}")
+    if error := _link_error(p, name): raise error
+    if not p.exists(): raise FileNotFoundError(f"{name} {str(p)!r} does not exist{hint}")
     return p
+
+# %% ../../nbs/core/06_checks.ipynb #of02
+def optional_file(path, name: str = "file") -> Path | None:
+    "`path` as a Path if a file is there, None if nothing is (no file, no link); a folder or a broken link an error."
+    p = check_path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)"), name).expanduser()
+    if not p.exists() and not p.is_symlink() and _link_error(p, name) is None: return None
+    return check_file(p, name)
 
 # %% ../../nbs/core/06_checks.ipynb #f002
 def check_named_path(path, name: str = "path") -> Path:
     "`path` as a Path if its last part names a file or folder (not '', '.', '..' or '/'); else a ValueError."
     p = Path(check_type(path, name, (str, os.PathLike), "a path (str or os.PathLike)")).expanduser()
     if str(path).strip(): check_path(path, name)           # a NUL byte or an overlong name: before resolve()
-    if not str(path).strip() or p.name in ("", ".", "..") or not p.resolve().name:
+    try: last = p.resolve().name if str(path).strip() else ""
+    except RuntimeError:
+        raise OSError(f"{name} {str(path)!r} is a symbolic link loop (too many levels of links)") from None
+    if not str(path).strip() or p.name in ("", ".", "..") or not last:
         raise ValueError(f"{name} {str(path)!r} names no file or folder (its last part is empty); "
                          "pass a path such as 'out/cache'")
     return p
 
 # %% ../../nbs/core/06_checks.ipynb #f003
+def read_text(path, name: str = "text file") -> str:
+    "The UTF-8 text of the file `path`; a byte that is not UTF-8 is a CorruptFileError naming file:line and the byte."
+    p = check_file(path, name)
+    data = p.read_bytes()
+    try: return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise CorruptFileError(f"{p}:{line}: byte {e.start} ({data[e.start]:#04x}) is not UTF-8 text") from None
+
 def read_json(path, name: str = "JSON file", kind: type | None = dict):
     "The parsed JSON of the file `path` (of type `kind`; None: any); errors name the file (file:line for bad JSON)."
     p = check_file(path, name)
-    try: text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e: raise CorruptFileError(f"{p}: byte {e.start} is not UTF-8 text") from None
-    try: obj = json.loads(text)
+    try: obj = json.loads(read_text(p, name))
     except json.JSONDecodeError as e:
         raise CorruptFileError(f"{p}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno}); the file is damaged "
                                "or was cut short") from None

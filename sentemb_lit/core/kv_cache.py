@@ -4,10 +4,12 @@
 
 # %% ../../nbs/core/01c_kv_cache.ipynb #kv002
 from __future__ import annotations
+import inspect
+from functools import lru_cache
 import torch
 
 # %% auto #0
-__all__ = ['preallocated_layer', 'new_cache']
+__all__ = ['preallocated_layer', 'new_cache', 'cache_kwargs', 'returned_cache']
 
 # %% ../../nbs/core/01c_kv_cache.ipynb #c008e0
 _LAYER_CLASS: list = []
@@ -78,3 +80,16 @@ def new_cache(model, rows: int, capacity: int):
         return DynamicCache(config=model.config)            # sliding-window (and other) layers keep transformers' own
     Layer = preallocated_layer()
     return Cache(layers=[Layer(rows, capacity) for _ in types])
+
+# %% ../../nbs/core/01c_kv_cache.ipynb #kv010
+@lru_cache(maxsize=None)
+def _cache_kw_of(cls) -> str:
+    return "cache" if "cache" in inspect.signature(cls.forward).parameters else "past_key_values"
+
+def cache_kwargs(module, cache) -> dict:
+    "`{name: cache}` under the name `module`'s forward takes: `cache` (transformers ≥ 5.24), else `past_key_values`."
+    return {_cache_kw_of(type(module)): cache}
+
+def returned_cache(out):
+    "The cache a forward returned, read under the name of the installed transformers (`cache`, else `past_key_values`)."
+    return out.cache if "cache" in getattr(type(out), "__dataclass_fields__", {}) else out.past_key_values

@@ -193,6 +193,16 @@ def _load_checkpoint(run: _Run, resume: str) -> dict:
     return diff
 
 # %% ../../nbs/core/03_training.ipynb #c048
+@contextlib.contextmanager
+def _hf_bars_off():
+    "transformers' own progress bars (`Writing model shards` of `save_pretrained`) off, as they were after."
+    from transformers.utils import logging as hf_logging
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try: yield
+    finally:
+        if was: hf_logging.enable_progress_bar()
+
 def _run_eval(run: _Run, evaluate: Callable, save_best, step: int) -> None:
     "Score the dev set on the main process (the others wait); keep the best model."
     if run.main:
@@ -204,7 +214,8 @@ def _run_eval(run: _Run, evaluate: Callable, save_best, step: int) -> None:
         run.state.setdefault("dev", []).append([step, score])
         if run.state["best_score"] is None or score > run.state["best_score"]:
             run.state["best_score"], run.state["best_step"], run.state["since_best"] = score, step, 0
-            if save_best is not None: atomic_write_dir(run.out_dir / "best", save_best)
+            if save_best is not None:
+                with _hf_bars_off(): atomic_write_dir(run.out_dir / "best", save_best)    # no bar inside the bar
         else: run.state["since_best"] = run.state.get("since_best", 0) + 1
         run.log({"step": step, "dev": score, "best": run.state["best_score"]})
     run.state["evaluated_step"] = step

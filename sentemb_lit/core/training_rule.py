@@ -4,32 +4,55 @@
 
 # %% ../../nbs/core/03d_training_rule.ipynb #rr02
 from __future__ import annotations
-import collections.abc
 import numpy as np
-from .checks import check_number, check_positive_int
+from .checks import check_number, check_positive_int, check_same_length
 
 # %% auto #0
 __all__ = ['convergence', 'replay_patience']
+
+# %% ../../nbs/core/03d_training_rule.ipynb #rg01
+def _as_step(s, name: str) -> int:
+    "A dev step: an int >= 0 (an integral float, as JSON may hold one, read as that int)."
+    if isinstance(s, (float, np.floating)) and np.isfinite(s) and float(s).is_integer(): s = int(s)
+    return check_positive_int(s, name, minimum=0)
+
+def _check_curve(dev_steps, dev_scores) -> tuple[list[int], list[float]]:
+    "A dev curve: steps (ints >= 0, strictly increasing) with one finite score each, non-empty."
+    seqs = {}
+    for name, x in (("dev_steps", dev_steps), ("dev_scores", dev_scores)):
+        if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__") or getattr(x, "ndim", 1) != 1:
+            raise TypeError(f"{name} must be a 1-D sequence of numbers, got {type(x).__name__}")
+        seqs[name] = list(x)
+    if check_same_length(seqs, "one dev score per evaluated step") == 0:
+        raise ValueError("dev_steps and dev_scores must be non-empty: a curve needs at least one evaluation")
+    steps = [_as_step(s, f"dev_steps[{i}]") for i, s in enumerate(seqs["dev_steps"])]
+    scores = [check_number(v, f"dev_scores[{i}]") for i, v in enumerate(seqs["dev_scores"])]
+    if bad := [i for i in range(1, len(steps)) if steps[i] <= steps[i - 1]]:
+        raise ValueError(f"dev_steps must increase strictly (one evaluation per step, in order), got "
+                         f"{steps[bad[0] - 1]} then {steps[bad[0]]} at dev_steps[{bad[0]}]")
+    return steps, scores
+
+def _check_rule(steps: list[int], steps_run, tail, min_tail_evals, tol) -> int:
+    "steps_run >= 1 and >= the last dev step, tail in (0, 1], min_tail_evals >= 1, tol >= 0; steps_run as an int."
+    steps_run = check_positive_int(steps_run, "steps_run")
+    if steps_run < steps[-1]:
+        raise ValueError(f"steps_run ({steps_run}) is below the last dev step {steps[-1]}: the run reached that step")
+    check_number(tail, "tail", gt=0, le=1)
+    check_positive_int(min_tail_evals, "min_tail_evals")
+    check_number(tol, "tol", ge=0)
+    return steps_run
 
 # %% ../../nbs/core/03d_training_rule.ipynb #rr05
 def convergence(dev_steps, dev_scores, steps_run: int, tail: float = 0.2, min_tail_evals: int = 3,
                 tol: float = 0.3) -> dict:
     "best_step, steps_run, dev_steps, best_dev, last_dev, and whether the curve flattened after its peak."
-    if not (hasattr(dev_steps, "__iter__") and hasattr(dev_scores, "__iter__")):
-        raise TypeError(f"dev_steps and dev_scores must be sequences, got {type(dev_steps).__name__} and "
-                        f"{type(dev_scores).__name__}")
-    if getattr(dev_steps, "ndim", 1) != 1 or getattr(dev_scores, "ndim", 1) != 1:
-        raise TypeError("dev_steps and dev_scores must be 1-D sequences of numbers")
-    if isinstance(steps_run, bool) or not isinstance(steps_run, (int, float, np.integer, np.floating)):
-        raise TypeError(f"steps_run must be a number of steps, got {type(steps_run).__name__}")
-    steps, scores = [int(s) for s in dev_steps], [float(v) for v in dev_scores]
-    if not steps or len(steps) != len(scores):
-        raise ValueError("dev_steps and dev_scores must be non-empty and of one length")
+    steps, scores = _check_curve(dev_steps, dev_scores)
+    steps_run = _check_rule(steps, steps_run, tail, min_tail_evals, tol)
     best = int(np.argmax(scores))                                   # the first best, as fit keeps it
     start = steps_run * (1 - tail)                                  # the last 20 % of the steps run
     tail_evals = sum(s >= start for s in steps)
     converged = steps[best] < start and tail_evals >= min_tail_evals and scores[-1] >= scores[best] - tol
-    return {"best_step": steps[best], "steps_run": int(steps_run), "dev_steps": steps, "best_dev": scores[best],
+    return {"best_step": steps[best], "steps_run": steps_run, "dev_steps": steps, "best_dev": scores[best],
             "last_dev": scores[-1], "tail_evals": int(tail_evals), "converged": bool(converged),
             "never_improved": steps[best] == 0}
 
@@ -46,8 +69,7 @@ def replay_patience(dev_steps, dev_scores, patience: int, growth: float = 0.0) -
     and dev_scores it would have seen, best_step, best_dev, and exact (False: the curve ends before that stop)."""
     check_positive_int(patience, "patience", 1)
     growth = check_number(growth, "growth", ge=0)
-    dev_steps, dev_scores = (list(x) if isinstance(x, collections.abc.Iterator) else x for x in (dev_steps, dev_scores))
-    steps, scores = convergence(dev_steps, dev_scores, 0)["dev_steps"], [float(v) for v in dev_scores]
+    steps, scores = _check_curve(dev_steps, dev_scores)
     best, best_step, since = None, 0, 0
     for i, (s, v) in enumerate(zip(steps, scores)):
         if best is None or v > best: best, best_step, since = v, s, 0          # the first best, as fit keeps it

@@ -6,7 +6,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np, torch
-from ..core.checks import check_float_array, check_number, check_positive_int, check_type
+from ..core.checks import check_float_array, check_number, check_positive_int, check_seed, check_type
 
 # %% auto #0
 __all__ = ['RECORD', 'SMOKE', 'ClassifierConfig', 'fit_logregs', 'senteval_order', 'cv_classify', 'kfold_classify',
@@ -29,10 +29,10 @@ class ClassifierConfig:
         check_positive_int(self.kfold, "kfold", minimum=2)
         for name in ("batch_size", "epoch_size", "max_epoch"): check_positive_int(getattr(self, name), name)
         check_positive_int(self.tenacity, "tenacity", minimum=0)
-        check_positive_int(self.seed, "seed", minimum=0)
+        check_seed(self.seed, "seed", maximum=2 ** 32 - 1)          # np.random.RandomState's range
         if not isinstance(self.regs, tuple) or not self.regs:
             raise ValueError(f"regs must be a non-empty tuple, got {self.regs!r}")
-        for r in self.regs: check_number(r, "regs[...]", ge=0)
+        for i, r in enumerate(self.regs): check_number(r, f"regs[{i}]", ge=0)
         check_number(self.validation_split, "validation_split", gt=0, lt=1)
         check_number(self.lr, "lr", gt=0)
 
@@ -164,6 +164,7 @@ def fit_logregs(X, y, jobs: list, cfg: ClassifierConfig = RECORD, nclasses: int 
         raise ValueError(f"X must be [N, d] and y [N], got {tuple(X.shape)}, {tuple(y.shape)}")
     if not torch.isfinite(X).all(): raise ValueError("X contains NaN or inf")
     jobs = _check_jobs(jobs, len(y))
+    check_positive_int(nclasses, "nclasses", minimum=int(y.max()) + 1, optional=True)   # every label has its class
     f = _Fits(X, y, int(y.max()) + 1 if nclasses is None else nclasses, jobs, cfg)
     while f.active.any() and f.nepoch <= cfg.max_epoch:
         _epoch(f)
@@ -223,6 +224,7 @@ def cv_classify(X, y, cfg: ClassifierConfig = RECORD) -> dict:
     """SentEval's nested cross-validation: {'acc', 'dev', 'items' (0/1 per row, tested once), 'pred', 'l2reg' (per
     fold)}."""
     X, y = _check_xy(X, y, "cv_classify")
+    _check_train(y, cfg, "cv_classify", nested=True)
     outer, regs, nc = _folds(y, cfg.kfold, 1111), cfg.regs, int(y.max()) + 1
     jobs = [(tr[itr], tr[ite], regs) for tr, _ in outer for itr, ite in _folds(y[tr], cfg.kfold, 1111)]
     fits = fit_logregs(X, y, jobs, cfg, nc)
@@ -236,12 +238,35 @@ def cv_classify(X, y, cfg: ClassifierConfig = RECORD) -> dict:
     return {"acc": round(float(np.mean(accs)), 2), "dev": round(float(np.mean([p[1] for p in picks])), 2),
             "items": (pred == y).astype(np.int8), "pred": pred, "l2reg": [p[0] for p in picks]}
 
+# %% ../../nbs/evals/07a_classifier.ipynb #t029g
+def _check_train(y: np.ndarray, cfg, name: str, nested: bool = False) -> None:
+    """`cfg` a ClassifierConfig; training labels `y` of two classes or more, with rows enough for cfg.kfold stratified
+    folds (`nested`: also inside each outer fold's training part)."""
+    check_type(cfg, "cfg", ClassifierConfig)
+    classes, k = np.unique(y), cfg.kfold
+    if len(classes) < 2:
+        raise ValueError(f"{name}: y (training labels) must hold two classes or more, got only {classes.tolist()}: "
+                         "a classifier of one class is right by construction")
+    most = int(np.bincount(y).max())                                   # StratifiedKFold needs one class this large
+    inner = most - -(-most // k) if nested else most                   # what an outer training part keeps of it
+    if len(y) < k or most < k or inner < k:
+        raise ValueError(f"{name}: y has {len(y)} rows, its largest class {most}: too few for cfg.kfold = {k} "
+                         f"stratified folds{' inside each of k outer folds' if nested else ''}; give more rows or a "
+                         "smaller kfold")
+
+def _check_labels_seen(y: np.ndarray, y_other: np.ndarray, name: str, other: str) -> None:
+    "Every label of `y_other` (dev labels) also a label of the training labels `y`."
+    if missing := sorted(set(np.unique(y_other).tolist()) - set(np.unique(y).tolist())):
+        raise ValueError(f"{name}: {other} holds label(s) {missing} that y (training) lacks: no model fitted on y "
+                         "can predict them")
+
 # %% ../../nbs/evals/07a_classifier.ipynb #t032
 def kfold_classify(X, y, X_test, y_test, cfg: ClassifierConfig = RECORD) -> dict:
     "SentEval's k-fold λ selection on train, one refit, one test: {'acc', 'dev', 'items', 'pred', 'l2reg'}."
     X, y = _check_xy(X, y, "kfold_classify (train)")
     X_test, y_test = _check_xy(X_test, y_test, "kfold_classify (test)", ("X_test", "y_test"))
     if X.shape[1] != X_test.shape[1]: raise ValueError(f"X has {X.shape[1]} features, X_test {X_test.shape[1]}")
+    _check_train(y, cfg, "kfold_classify")
     nc = int(max(y.max(), y_test.max())) + 1
     folds = _folds(y, cfg.kfold, cfg.seed)
     fits = fit_logregs(X, y, [(tr, te, cfg.regs) for tr, te in folds], cfg, nc)
@@ -259,6 +284,8 @@ def split_classify(X, y, X_dev, y_dev, X_test, y_test, cfg: ClassifierConfig = R
     X_test, y_test = _check_xy(X_test, y_test, "split_classify (test)", ("X_test", "y_test"))
     for name, Z in (("X_dev", X_dev), ("X_test", X_test)):
         if Z.shape[1] != X.shape[1]: raise ValueError(f"X has {X.shape[1]} features, {name} {Z.shape[1]}")
+    _check_train(y, cfg, "split_classify")
+    _check_labels_seen(y, y_dev, "split_classify", "y_dev")
     n, nd = len(y), len(y_dev)
     Xa, ya = np.concatenate([X, X_dev]), np.concatenate([y, y_dev])
     nc = int(max(ya.max(), y_test.max())) + 1

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import numpy as np
-from ..core.checks import check_choice, check_positive_int, check_type
+from ..core.checks import (check_choice, check_float_array, check_number, check_positive_int,
+                                     check_same_length, check_seed, check_sentences, check_text, check_type,
+                                     optional_file)
 from .classifier import _check_xy
 from ..core.data import _load_source
 from ..core.io import CorruptFileError
@@ -26,12 +28,14 @@ MTEB_SAMPLES_PER_LABEL = {"Banking77": 8, "Emotion": 16, "AmazonCounterfactualEN
 
 def mteb_undersample(labels, samples_per_label: int, n_experiments: int = 10, seed: int = 42) -> list[list[int]]:
     "The training rows of each of mteb's classification experiments (its `_undersample_data`, chained)."
-    labels = np.asarray(labels)
+    try: labels = np.asarray(labels)
+    except ValueError:
+        raise TypeError(f"labels must be a 1-d array of class labels, got a ragged {type(labels).__name__}") from None
     if labels.ndim != 1 or not len(labels):
         raise ValueError(f"labels must be a non-empty 1-d array, got {labels.shape}")
     check_positive_int(samples_per_label, "samples_per_label")
-    check_positive_int(n_experiments, "n_experiments")
-    check_positive_int(seed, "seed", minimum=0)
+    check_positive_int(n_experiments, "n_experiments", maximum=10 ** 4)
+    check_seed(seed, "seed", maximum=2 ** 32 - 1)                              # np.random.RandomState's range
     idxs, out = list(range(len(labels))), []
     for _ in range(n_experiments):
         np.random.RandomState(seed).shuffle(idxs)
@@ -82,6 +86,8 @@ def evaluate_mteb_classification(encoder, tasks: Sequence[str] = MTEB_CLASSIFICA
         raise ValueError(f"tasks must be distinct and non-empty, got {tasks}")
     check_positive_int(batch_size, "batch_size")
     if limit is not None: check_positive_int(limit, "limit", minimum=2)
+    check_positive_int(n_experiments, "n_experiments", maximum=10 ** 4)
+    check_seed(seed, "seed", maximum=2 ** 32 - 1)
     out = {}
     for t in tasks:
         train, test = (_strided(load_transfer(t, s, root), limit) for s in ("train", "test"))
@@ -96,7 +102,8 @@ def evaluate_mteb_classification(encoder, tasks: Sequence[str] = MTEB_CLASSIFICA
 def _embed_rows(encoder, train: list, test: list, batch_size: int, task: str) -> tuple[np.ndarray, np.ndarray]:
     "Embeddings of the sampled training texts and of the test texts, each distinct text encoded once, checked."
     texts = list(dict.fromkeys(train + test))
-    E = np.asarray(encoder.encode(texts, batch_size=batch_size), dtype=np.float32)
+    E = check_float_array(encoder.encode(texts, batch_size=batch_size),
+                          f"{task}: the embeddings encoder.encode returned", np.float32, finite=False)
     if E.ndim != 2 or len(E) != len(texts):
         raise ValueError(f"{task}: encoder.encode returned shape {E.shape} for {len(texts)} texts; expected [N, d]")
     if not np.isfinite(E).all(): raise ValueError(f"{task}: encoder.encode returned NaN or inf embeddings")
@@ -147,6 +154,7 @@ class RerankingData:
     positives: list[list[str]]
     negatives: list[list[str]]
     split: str = "test"
+    def __post_init__(self): _check_reranking(self)
     def __len__(self): return len(self.queries)
     def __repr__(self): return f"RerankingData({self.split!r}, queries={len(self)})"
 
@@ -160,6 +168,21 @@ def _check_record(where: str, rec) -> tuple[str, list, list]:
     if not pos and not neg: raise CorruptFileError(f"{where}: the query has no candidates")
     return q, list(pos), list(neg)
 
+# %% ../../nbs/evals/07c_mteb.ipynb #m031g
+def _check_reranking(d: RerankingData) -> None:
+    "Queries (non-empty strings), one list of positives and one of negatives each (strings), a candidate per query."
+    check_sentences(check_type(d.queries, "queries", (list, tuple), "a list of query strings"), "queries")
+    for name in ("positives", "negatives"):
+        for i, c in enumerate(check_type(getattr(d, name), name, (list, tuple), "a list of lists, one per query")):
+            if not isinstance(c, (list, tuple)) or not all(isinstance(s, str) and s.strip() for s in c):
+                raise TypeError(f"{name}[{i}] must be a list of non-empty strings, got {c!r:.60}")
+    check_same_length({"queries": d.queries, "positives": d.positives, "negatives": d.negatives},
+                      "one list of candidates per query")
+    if empty := [i for i, (p, n) in enumerate(zip(d.positives, d.negatives)) if not p and not n]:
+        raise ValueError(f"queries[{empty[0]}] has no candidates: positives[{empty[0]}] and negatives[{empty[0]}] are "
+                         "both empty")
+    check_text(d.split, "split")
+
 # %% ../../nbs/evals/07c_mteb.ipynb #m032
 def load_reranking(source, split: str = "test", via: str = "auto") -> RerankingData:
     "A reranking split from a local JSONL folder (`via='jsonl'`) or through `datasets` (a hub id or a local path)."
@@ -168,8 +191,9 @@ def load_reranking(source, split: str = "test", via: str = "auto") -> RerankingD
     check_choice(via, "via", ("auto", "jsonl", "datasets"))
     folder = Path(source).expanduser()
     files = [folder / f"{split}.jsonl", folder / f"{split}.jsonl.gz"]
-    if via == "jsonl" or (via == "auto" and any(f.is_file() for f in files)):
-        path = next((f for f in files if f.is_file()), None)
+    present = [f for f in files if optional_file(f, f"the {split} file") is not None]     # a broken link: an error
+    if via == "jsonl" or (via == "auto" and present):
+        path = next(iter(present), None)
         if path is None: raise FileNotFoundError(f"{folder} has no {split}.jsonl or {split}.jsonl.gz")
         raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
         rows = []
@@ -191,6 +215,7 @@ def reranking_run(data: RerankingData, encoder, batch_size: int = 128) -> tuple[
     "mteb's (run, qrels): run[qid][doc_id] = cosine of query and candidate; qrels 1 for positives, 0 for negatives."
     check_type(data, "data", RerankingData)
     _check_encoder(encoder)
+    check_positive_int(batch_size, "batch_size")
     texts = list(dict.fromkeys(data.queries + [s for c in data.positives + data.negatives for s in c]))
     E = _embed_rows(encoder, texts, [], batch_size, f"reranking ({data.split})")[0].astype(np.float64)
     E = E / np.linalg.norm(E, axis=1, keepdims=True).clip(min=1e-12)
@@ -212,8 +237,10 @@ def _check_run(run, qrels) -> None:
         check_type(m, name, Mapping, f"a dict query id -> {{doc id: {'score' if name == 'run' else 'relevance'}}}")
         for q, docs in m.items():
             check_type(docs, f"{name}[{q!r}]", Mapping, "a dict doc id -> number")
-            bad = [d for d, v in docs.items() if isinstance(v, bool) or not isinstance(v, numbers.Real)]
-            if bad: raise TypeError(f"{name}[{q!r}][{bad[0]!r}] must be a number, got {docs[bad[0]]!r:.80}")
+            for d, v in docs.items():
+                if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                    raise TypeError(f"{name}[{q!r}][{d!r}] must be a number, got {v!r:.80}")
+                check_number(v, f"{name}[{q!r}][{d!r}]")                   # NaN, inf, an int beyond float range
     if not run or set(run) - set(qrels): raise ValueError("run must be non-empty and every run query must have qrels")
 
 def rerank_metrics(run: dict, qrels: dict, k: int = 10) -> dict:

@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 import numpy as np
-from ..core.checks import check_choice, check_positive_int, check_type
+from ..core.checks import (check_choice, check_float_array, check_positive_int, check_same_length, check_type,
+                                     optional_file)
 from .classifier import (RECORD, ClassifierConfig, cv_classify, kfold_classify,
                                     senteval_order, split_classify)
 from ..core.data import DATA_ENV, _hub_unavailable, _load_source, _read_lines, data_root
@@ -43,9 +44,28 @@ class TransferData:
     labels: np.ndarray
     sentences2: list[str] | None = None
     label_names: tuple[str, ...] | None = None
+    def __post_init__(self): self.labels = _check_transfer_data(self)
     def __len__(self): return len(self.labels)
     def __repr__(self):
         return f"TransferData({self.task!r}, {self.split!r}, n={len(self)}, classes={len(np.unique(self.labels))})"
+
+# %% ../../nbs/evals/07_transfer.ipynb #t007g
+def _check_transfer_data(d: TransferData) -> np.ndarray:
+    "Names, sentences (and sentences2) as lists of str, int labels >= 0 [n], one per sentence; the labels as an array."
+    check_type(d.task, "task", str), check_type(d.split, "split", str)
+    for name, s in (("sentences", d.sentences), ("sentences2", d.sentences2)):
+        if s is None and name == "sentences2": continue
+        if not isinstance(s, (list, tuple)) or not all(isinstance(x, str) for x in s):
+            raise TypeError(f"{name} must be a list of str, got {type(s).__name__}: {s!r:.60}")
+    try: labels = np.asarray(d.labels)
+    except ValueError: raise TypeError(f"labels must be int class labels [n], got a ragged {type(d.labels).__name__}") \
+        from None
+    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer) or (labels.size and labels.min() < 0):
+        raise ValueError(f"labels must be int class labels >= 0 [n], got {labels.dtype} of shape {labels.shape}")
+    pairs = {} if d.sentences2 is None else {"sentences2": d.sentences2}
+    check_same_length({"sentences": d.sentences, "labels": labels} | pairs, "one label per sentence")
+    if d.label_names is not None: check_type(d.label_names, "label_names", tuple, "a tuple of label names, or None")
+    return labels
 
 # %% ../../nbs/evals/07_transfer.ipynb #t008
 def _check_transfer_task(task: str, split: str | None) -> str:
@@ -157,7 +177,8 @@ def load_transfer(task: str, split: str | None = None, root=None) -> TransferDat
     split = _check_transfer_task(task, split)
     if root is None and not os.environ.get(DATA_ENV): return _load_transfer_from_hub(task, split)
     path = data_root(root) / "transfer" / task / f"{split}.tsv"
-    if not path.is_file(): raise FileNotFoundError(f"{path} is missing from the data root (see the data README)")
+    if optional_file(path, f"the {task}/{split} file") is None:
+        raise FileNotFoundError(f"{path} is missing from the data root (see the data README)")
     words = task in TRANSFER_LABELS or task == "Banking77"
     raw, s1, s2 = _parse_transfer_file(path, task, {} if words else None)
     return _as_transfer(str(path), task, split, raw, s1, s2)
@@ -239,7 +260,8 @@ def _check_encoder(encoder):
 def _embed_all(encoder, data: list, batch_size: int) -> dict:
     "text -> embedding for every distinct non-empty normalised sentence of `data`, each encoded once."
     texts = list(dict.fromkeys(_norm(s) for d in data for s in d.sentences + (d.sentences2 or []) if _norm(s)))
-    E = np.asarray(encoder.encode(texts, batch_size=batch_size), dtype=np.float32)
+    E = check_float_array(encoder.encode(texts, batch_size=batch_size), "the embeddings encoder.encode returned",
+                          np.float32)                                    # strings, NaN or inf: named here
     if E.ndim != 2 or len(E) != len(texts):
         raise ValueError(f"encoder.encode returned shape {E.shape} for {len(texts)} sentences; expected [N, d]")
     return {"": np.zeros(E.shape[1], np.float32)} | dict(zip(texts, E))

@@ -8,7 +8,7 @@ import gzip, hashlib, json, logging, os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Sequence
-from ..core.checks import check_choice, check_flag, check_path, check_type
+from ..core.checks import check_choice, check_flag, check_path, check_type, optional_file
 from ..core.data import DATA_ENV, FETCH_MANIFEST, _old_manifest, data_root
 from ..core.io import CorruptFileError, _atomic_write, atomic_write_json, exclusive
 from .mteb import RerankingData, load_reranking
@@ -36,7 +36,8 @@ ENCODING = {"MR": "latin-1", "CR": "latin-1", "SUBJ": "latin-1", "MPQA": "latin-
 # %% ../../nbs/evals/07b_transfer_data.ipynb #td07
 def _source_lines(path: Path, encoding: str) -> list[str]:
     "The lines of one SentEval file, as SentEval reads it (`splitlines`); a missing or undecodable file named."
-    if not path.is_file(): raise FileNotFoundError(f"{path} is missing (SentEval's get_transfer_data.bash writes it)")
+    if optional_file(path, "a SentEval file") is None:
+        raise FileNotFoundError(f"{path} is missing (SentEval's get_transfer_data.bash writes it)")
     try: return path.read_bytes().decode(encoding).splitlines()
     except UnicodeDecodeError as e: raise CorruptFileError(f"{path}: not {encoding} text ({e.reason})") from None
 

@@ -15,8 +15,8 @@ from .losses import TABLE_X_ABLATIONS, LOSS_TERMS, info_nce, jtcse_loss
 from .twin import TwinTowerEncoder, _check_tower
 
 # %% auto #0
-__all__ = ['VARIANTS', 'positive_index', 'two_view_batch', 'JTCSEConfig', 'official_config', 'SimCSEHead', 'set_dropout',
-           'twin_outputs', 'make_loss_fn']
+__all__ = ['VARIANTS', 'positive_index', 'two_view_batch', 'JTCSEConfig', 'official_config', 'official_differences', 'SimCSEHead',
+           'set_dropout', 'twin_outputs', 'make_loss_fn']
 
 # %% ../../nbs/jtcse/11c_jtcse_step.ipynb #c005
 def positive_index(n_rows: int) -> torch.Tensor:
@@ -40,29 +40,32 @@ VARIANTS = ("simcse", "tncse", "jtcse", "distill")
 
 @dataclass
 class JTCSEConfig:
-    "Everything that distinguishes one training run from another."
-    variant: str = "jtcse"
-    terms: str | tuple = "all"          # Table X preset or a tuple of LOSS_TERMS (tncse / jtcse)
-    cael_every: int | None = 2          # k of Eq. 7; None = no cross attention
-    cael_injection: str = "propagate"   # how the CAEL output travels (see 11_cross_attention: propagate | side | add)
-    lr: float = 1.3e-6
-    weight_decay: float = 0.01
-    batch_size: int = 64                # sentences per step; a contrastive batch has 2·batch_size rows
-    max_length: int = 64
-    temperature: float = 0.05
-    nce_layout: str = "2b"              # "2b" (official JTCSE 2B×2B) or "b" (SimCSE B×B)
-    dropout: float | None = None        # None keeps the checkpoint's dropout
-    n_steps: int = 1000
-    eval_every: int = 100
-    ckpt_every: int = 100
+    """Everything that distinguishes one training run from another; each field's meaning, unit and published value
+    in the comment beside it. The defaults are JTCSE's (BERT-base): for another variant or depth build the published
+    settings with `official_config(variant, n_layers)`; `official_differences(config, n_layers)` names every field of
+    a configuration built by hand that differs from them."""
+    variant: str = "jtcse"              # simcse | tncse | jtcse | distill (JTCSE-D: a trained twin into one tower)
+    terms: str | tuple = "all"          # loss terms of Eq. 15 (twins): "all" (paper), a Table X preset or LOSS_TERMS
+    cael_every: int | None = 2          # k of Eq. 7, a CAEL every k layers; None: no cross attention; official k=2
+    cael_injection: str = "propagate"   # how the CAEL output travels (11_cross_attention): propagate | side | add
+    lr: float = 1.3e-6                  # AdamW rate, constant; official: JTCSE 1.3e-6, TNCSE 1e-6, SimCSE 3e-5
+    weight_decay: float = 0.01          # AdamW weight decay; official 0.01
+    batch_size: int = 64                # sentences per step (a contrastive batch has 2·batch_size rows); official 64
+    max_length: int = 64                # tokens per training sentence, longer ones cut; official 64, SimCSE 32
+    temperature: float = 0.05           # τ of the InfoNCE / ICNCE softmax (Eq. 2–4); paper 0.05
+    nce_layout: str = "2b"              # "2b": official JTCSE's 2B×2B similarity matrix; "b": SimCSE's B×B
+    dropout: float | None = None        # both towers' dropout probability; None keeps the checkpoint's; TNCSE 0.00025
+    n_steps: int = 1000                 # optimiser steps (official: 1 epoch of wiki1m, 15,625 steps at batch 64)
+    eval_every: int = 100               # steps between dev evaluations (0: none); official 100, SimCSE 125
+    ckpt_every: int = 100               # steps between checkpoints for a resume (0: only at the end); no paper value
     patience: int | None = None         # the training rule: stop after this many dev evaluations without a new best
     patience_growth: float = 0.0        # … and only once more than this × the best step has passed since the best
-    seed: int = 42                      # per-step RNG (dropout, R)
-    data_seed: int = 42                 # order of the training sentences
-    freeze_word_embeddings: bool = False
-    on_nonfinite: str = "raise"         # or "skip"
-    max_grad_norm: float | None = None
-    distill_target_scale: float = 1.0   # distill: the student matches scale × teacher CLS sum (0.5 = towers' mean)
+    seed: int = 42                      # seed of every step's randomness (dropout masks, ICNCE's R); official 42
+    data_seed: int = 42                 # seed of the order of the training sentences; official 42
+    freeze_word_embeddings: bool = False  # keep the word embeddings fixed; not in the papers (False)
+    on_nonfinite: str = "raise"         # a step whose loss is NaN or inf: "raise" (stop) or "skip" it
+    max_grad_norm: float | None = None  # gradient clipping norm; None: none, as the official code
+    distill_target_scale: float = 1.0   # distill: the student matches scale × teacher CLS sum; paper 1 (the sum)
     mlp_only_train: bool | None = None  # SimCSE's MLP over CLS in training only; None: on for simcse, off otherwise
 
     def __post_init__(self):
@@ -140,6 +143,13 @@ def official_config(variant: str, n_layers: int = 12, cael_reading: str = "count
     if variant == "jtcse" and "cael_every" not in overrides:
         per["jtcse"]["cael_every"] = _official_k(n_layers, cael_reading)
     return JTCSEConfig(variant=variant, **(base | per[variant] | overrides))
+
+# %% ../../nbs/jtcse/11c_jtcse_step.ipynb #c018d
+def official_differences(config: JTCSEConfig, n_layers: int = 12, cael_reading: str = "count") -> dict:
+    "{field: (value, published value)} of every field of `config` that differs from `official_config` (n_layers)."
+    check_type(config, "config", JTCSEConfig)
+    published = official_config(config.variant, n_layers, cael_reading).to_dict()
+    return {k: (v, published[k]) for k, v in config.to_dict().items() if v != published[k]}
 
 # %% ../../nbs/jtcse/11c_jtcse_step.ipynb #c021b
 class SimCSEHead(nn.Module):
@@ -232,7 +242,8 @@ def _nan_loss(ref: torch.Tensor) -> tuple:
 def make_loss_fn(config: JTCSEConfig, model: nn.Module, teacher: TwinTowerEncoder | None = None,
                  head: SimCSEHead | None = None) -> Callable:
     """loss_fn(batch, step) -> (loss, {term: float}) for `fit`. model: a tower (simcse, distill) or a
-    TwinTowerEncoder; head: the `SimCSEHead` a simcse run with `mlp_only_train` trains through."""
+    TwinTowerEncoder, whose CAEL during training is `config`'s (a twin with `cael=None` takes it; one whose `cael` is
+    set and disagrees is refused); head: the `SimCSEHead` a simcse run with `mlp_only_train` trains through."""
     _check_loss_fn_args(config, model, teacher, head)
     if teacher is not None: teacher.eval().requires_grad_(False)
 

@@ -63,8 +63,9 @@ def _check_twin(tower_1, tower_2, tokenizer, max_length, cael) -> None:
 # %% ../../nbs/jtcse/11b_twin_model.ipynb #c008b
 class TwinTowerEncoder(EncodeAPI, nn.Module):
     """Two encoders of one tokenizer; the sentence embedding is the sum of their CLS last hidden states. `cael`: the
-    cross-attention layers (Eq. 7) that `lockstep` runs between the towers (None: none, as the official embedding);
-    training takes its CAEL from `JTCSEConfig.cael_every` and refuses a twin whose `cael` disagrees."""
+    cross-attention layers (Eq. 7) that `lockstep` runs between the towers (None: none, as the official embedding).
+    Training takes its CAEL from `JTCSEConfig.cael_every`: a twin with `cael=None` trains under any configuration,
+    one whose `cael` is set and disagrees with it is refused (`make_loss_fn`)."""
     def __init__(self, tower_1, tower_2, tokenizer, max_length: int = 128, cael: CAELConfig | None = None):
         super().__init__()
         _check_twin(tower_1, tower_2, tokenizer, max_length, cael)

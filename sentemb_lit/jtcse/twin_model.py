@@ -14,6 +14,8 @@ class TwinTowerConfig(PretrainedConfig):
     "transformers config of `TwinTowerModel`: `tower` is the (shared) config of both towers, as a dict."
     model_type = "sentemb_lit_twin"
     def __init__(self, tower: dict | None = None, **kwargs):
+        if tower is not None and not isinstance(tower, dict):                  # dict("x") would fail deep inside
+            raise TypeError(f"tower must be a tower config dict (or None), got {type(tower).__name__}: {tower!r:.60}")
         self.tower = dict(tower or {})
         super().__init__(**kwargs)
         self.hidden_size = self.tower.get("hidden_size")

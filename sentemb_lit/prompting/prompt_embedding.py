@@ -246,10 +246,11 @@ def _pe_forward(self, **kw):
 def _pe_prefix_cache(self):
     "Per-layer (key, value) tensors of the template prefix, computed once (batch 1)."
     if self._prefix_kv is None:
+        from sentemb_lit.core.kv_cache import returned_cache
         ids = torch.tensor([self.prefix_ids], device=self.device)
         out = self._forward(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True,
                             position_ids=torch.arange(ids.shape[1], device=self.device)[None])
-        self._prefix_kv = [(lay.keys, lay.values) for lay in out.past_key_values.layers]     # Cache API
+        self._prefix_kv = [(lay.keys, lay.values) for lay in returned_cache(out).layers]     # Cache API
     return self._prefix_kv
 
 PromptEncoder._forward, PromptEncoder.prefix_cache = _pe_forward, _pe_prefix_cache
@@ -284,6 +285,7 @@ PromptEncoder.prefix_rows = _pe_prefix_rows
 @torch.inference_mode()
 def _pe_batch(self, rests: list[list[int]], k: int, layers: list[int]) -> dict[int, torch.Tensor]:
     "States at each row's last token; rows share the first k prompt tokens, served from the prefix cache."
+    from sentemb_lit.core.kv_cache import cache_kwargs
     B, dev = len(rests), self.device
     lens = torch.tensor([len(r) for r in rests], device=dev)
     T = int(lens.max())
@@ -294,7 +296,7 @@ def _pe_batch(self, rests: list[list[int]], k: int, layers: list[int]) -> dict[i
         mask[i, :len(r)] = 1
     kw = dict(input_ids=ids, position_ids=(k + torch.arange(T, device=dev))[None].expand(B, T), use_cache=k > 0)
     if k > 0:
-        kw["past_key_values"] = self.prefix_rows(B, k, T)
+        kw |= cache_kwargs(self.model, self.prefix_rows(B, k, T))     # the keyword the installed transformers takes
         mask = torch.cat([torch.ones((B, k), dtype=torch.long, device=dev), mask], 1)
     hs = self._forward(attention_mask=mask, **kw).hidden_states
     rows = torch.arange(B, device=dev)

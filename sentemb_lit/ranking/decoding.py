@@ -10,7 +10,7 @@ from typing import Sequence
 import torch
 from tqdm.auto import tqdm
 from ..core.checks import check_positive_int, check_text, check_type
-from ..core.kv_cache import new_cache, preallocated_layer
+from ..core.kv_cache import cache_kwargs, new_cache, preallocated_layer
 
 # %% auto #0
 __all__ = ['MIN_SHARED_PREFIX', 'guided_scores', 'eos_token_ids', 'token_classes', 'common_prefix_len', 'refused_token_ids',
@@ -158,7 +158,8 @@ def _run_prefix(model, prefix: list[int], start: int, cache, device):
     "Append `prefix[start:]` to a one-row `cache` that holds `prefix[:start]` (no logits are computed)."
     x = torch.tensor([prefix[start:]], dtype=torch.long, device=device)
     kw = dict(input_ids=x, attention_mask=torch.ones((1, len(prefix)), dtype=torch.long, device=device),
-              position_ids=torch.arange(start, len(prefix), device=device)[None], past_key_values=cache, use_cache=True)
+              position_ids=torch.arange(start, len(prefix), device=device)[None], use_cache=True,
+              **cache_kwargs(model, cache))
     split = _split_head(model)
     if split is None: model(**kw, logits_to_keep=1)
     else: split[0](**kw)
@@ -271,8 +272,8 @@ def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos
     out = [dict(ids=[], stop="length") for _ in range(B)]
     started = [False] * B
     for t in range(max_new_tokens):
-        logits = _next_logits(model, split, input_ids=ids, attention_mask=mask, position_ids=pos,
-                              past_key_values=cache, use_cache=True)
+        logits = _next_logits(model, split, input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                              **cache_kwargs(model, cache))
         logp = torch.log_softmax(logits.float(), dim=-1)
         n = len(alive)
         s = _eq4(logp[:n], logp[n:] if guided else None, lam)

@@ -4,16 +4,18 @@
 
 # %% ../../nbs/ranking/21_ranking_posttraining.ipynb #c002
 from __future__ import annotations
+from dataclasses import asdict, dataclass
 from typing import Sequence
 import torch
-from ..core.checks import check_all_finite, check_choice, check_flag, check_number, check_sentences, check_type
+from ..core.checks import (check_all_finite, check_choice, check_flag, check_number, check_positive_int,
+                                     check_sentences, check_type)
 from ..core.similarity import cos_matrix
 from ..core.models import POOLINGS, pool, check_max_length
 from .decoding import _check_tokenizer
 
 # %% auto #0
 __all__ = ['INDEX_MODES', 'LISTMLE_FORMS', 'OFFICIAL_EPS', 'PADDING', 'TARGETS', 'refine_similarity', 'listmle_loss',
-           'ranking_target', 'RankStudent', 'same_tokenizer', 'chain_loss']
+           'ranking_target', 'RankStudent', 'same_tokenizer', 'chain_loss', 'RankingConfig']
 
 # %% ../../nbs/ranking/21_ranking_posttraining.ipynb #c005
 INDEX_MODES = ("paper", "official")        # Algorithm 1 mode: Eq. 6's sign test, or the official code's
@@ -137,6 +139,43 @@ def chain_loss(student: RankStudent, teacher: RankStudent, tokenizer, chain: Seq
     loss = listmle_loss(S, target, generator=generator, form=listmle_form)
     moved = (target.argsort(1, descending=True) != phi.argsort(1, descending=True)).float().mean()
     return loss, {"listmle": float(loss.detach()), "target_order_changed": float(moved) if mode == "full" else 0.0}
+
+# %% ../../nbs/ranking/21_ranking_posttraining.ipynb #r21cf1
+@dataclass
+class RankingConfig:
+    "The post-training settings of *ranking sentences*; each field's meaning, unit and published value beside it."
+    pooling: str | None = None          # the student's embedding; None: a registry model's own, else cls (paper)
+    teacher_pooling: str | None = None  # the frozen teacher's pooling; None: the student's (official: cls)
+    mode: str = "full"                  # ListMLE target: full = Φ̂ of Alg. 1 (paper) | rank | semantic (ablations)
+    omega: float = 0.5                  # ω of Eq. 7, the weight of the rank correction; official 0.5 (paper 0.7 SynCSE)
+    index_mode: str = "paper"           # Algorithm 1's sign test: "paper" (Eq. 6) | "official" (the code's index bug)
+    listmle_form: str = "paper"         # Eq. 8 as printed ("paper") | the official code's, eps 1e-7 in the log
+    lr: float = 3e-6                    # AdamW learning rate, decayed linearly to 0, no warm-up; official 3e-6
+    epochs: int = 1                     # passes over the chains, one chain per step; official 1
+    n_steps: int | None = None          # optimiser steps; None: epochs × the number of chains
+    tau: float = 0.05                   # τ, temperature of the student's cosines s/τ (Eq. 8); official 0.05
+    tau2: float = 0.05                  # τ₂, temperature of the teacher's cosines φ/τ₂ (Eq. 5); RankCSE's 0.05
+    max_length: int = 32                # tokens per sentence; official 32
+    mlp: bool = True                    # SimCSE's MLP head over the pooled state, training only; official on
+    eval_every: int = 25                # steps between dev evaluations, best kept; official 25 (STS-B + SICK-R dev)
+    seed: int = 2024                    # the run's seed (chain order, ties, dropout); official 2024, hard-coded
+    weight_decay: float = 0.0           # AdamW weight decay; HF Trainer's default 0
+    max_grad_norm: float = 1.0          # gradient clipping norm; HF Trainer's default 1.0
+
+    def __post_init__(self):
+        check_choice(self.mode, "mode", TARGETS)
+        check_choice(self.index_mode, "index_mode", INDEX_MODES)
+        check_choice(self.listmle_form, "listmle_form", LISTMLE_FORMS)
+        for name in ("pooling", "teacher_pooling"):
+            if getattr(self, name) is not None: check_choice(getattr(self, name), name, POOLINGS)
+        for name in ("omega", "weight_decay"): check_number(getattr(self, name), name, ge=0)
+        for name in ("lr", "tau", "tau2", "max_grad_norm"): check_number(getattr(self, name), name, gt=0)
+        for name, least in (("epochs", 1), ("max_length", 2), ("eval_every", 0), ("seed", 0)):
+            check_positive_int(getattr(self, name), name, minimum=least)
+        check_positive_int(self.n_steps, "n_steps", optional=True)
+        check_flag(self.mlp, "mlp")
+
+    def to_dict(self) -> dict: return asdict(self)
 
 # %% ../../nbs/ranking/21_ranking_posttraining.ipynb #r21chk1
 def _check_float_tensor(x, what: str) -> torch.Tensor:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np
 import torch
-from ..core.checks import (check_choice, check_file, check_flag, check_number, check_positive_int,
+from ..core.checks import (check_all_finite, check_choice, check_file, check_flag, check_number, check_positive_int,
                                 check_sentences, check_type)
 from ..core.code_keys import code_hash
 from ..core.store import Method, acknowledged
@@ -73,6 +73,12 @@ def _check_pairs(pairs) -> dict:
     for t, p in pairs.items():
         check_type(t, "a task name in pairs", str)
         check_type(p, f"pairs[{t!r}]", dict, "a dict {'gold', 'pred', 'subset'}")
+        if missing := {"gold", "pred"} - set(p): raise ValueError(f"pairs[{t!r}] lacks {sorted(missing)}")
+        gold, pred = (np.asarray(p[k], dtype=np.float64) for k in ("gold", "pred"))
+        if gold.ndim != 1 or gold.shape != pred.shape:
+            raise ValueError(f"pairs[{t!r}]: gold and pred must be 1-D of one length, got {gold.shape} and "
+                             f"{pred.shape}")
+        check_all_finite(pred, f"pairs[{t!r}]['pred']"), check_all_finite(gold, f"pairs[{t!r}]['gold']")
     return pairs
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #c022

@@ -10,9 +10,9 @@ __all__ = ['RANKING_RECORD', 'RANKING_ARMS', 'RANKING_TABLE1', 'RANKING_LONGER',
 # %% ../../nbs/stats/95a_claim_status.ipynb #cs02
 import argparse, csv, io, sys
 from pathlib import Path
-from ..core.checks import check_flag, check_path, check_type
+from ..core.checks import check_flag, check_path, check_type, read_text
 from ..core.io import read_json_verified
-from .claims import _paper_dir, replace_block, sync_texts, update_notes
+from .claims import CLAIM_STATUSES, _csv_rows, _paper_dir, replace_block, sync_texts, update_notes
 from .report import _check_result, judged_by_claim, judged_text
 
 # %% ../../nbs/stats/95a_claim_status.ipynb #cs05
@@ -32,9 +32,12 @@ def rewrite_status(path, key, new: dict) -> str:
     path = check_path(path, "path")
     if not callable(key): raise TypeError(f"key must be a function row -> key (or None), got {type(key).__name__}")
     check_type(new, "new", dict, "a dict key -> (status, reason)")
-    with open(path, encoding="utf-8", newline="") as f: rows = list(csv.DictReader(f))
-    if not rows or not {"status", "reason"} <= set(rows[0]):
-        raise ValueError(f"{path}: needs the columns status and reason and at least one row")
+    for k, v in new.items():
+        if not (isinstance(v, tuple) and len(v) == 2 and v[0] in CLAIM_STATUSES and isinstance(v[1], str)):
+            raise ValueError(f"new[{k!r}] must be a pair (status, reason), the status one of {CLAIM_STATUSES}, got "
+                             f"{v!r:.80}")
+    rows = [r for _, r in _csv_rows(path, ("status", "reason"))]
+    if not rows: raise ValueError(f"{path}: needs the columns status and reason and at least one row")
     for r in rows:
         k = key(r)
         if k is not None and k in new: r["status"], r["reason"] = new[k]
@@ -264,7 +267,7 @@ def _ranking_texts(paper_dir: Path, js: dict | None) -> dict:
     res = read_json_verified(paper_dir / RANKING_RECORD)
     js = _judged(paper_dir) if js is None else js
     new, notes = ranking_rows(res["meta"], js), paper_dir / "NOTES.md"
-    texts = {notes: replace_block(notes.read_text(encoding="utf-8"), _T8_BLOCK, _table8_block(res, js), notes)}
+    texts = {notes: replace_block(read_text(notes, "NOTES.md"), _T8_BLOCK, _table8_block(res, js), notes)}
     for name, col in (("claims.csv", "method"), ("coverage.csv", "item")):
         texts[paper_dir / name] = rewrite_status(paper_dir / name, lambda r, c=col: _ranking_key(r["table"], r[c]), new)
     return texts
@@ -562,8 +565,8 @@ def _pretcot_texts(paper_dir: Path, js: dict | None) -> dict:
     js = _judged(paper_dir) if js is None else js
     recs = _pretcot_records(paper_dir, js)
     new, notes = pretcot_rows(recs), paper_dir / "NOTES.md"
-    with open(paper_dir / "claims.csv", encoding="utf-8", newline="") as f: claims = list(csv.DictReader(f))
-    texts = {notes: replace_block(notes.read_text(encoding="utf-8"), _BLOCK, _record_block(recs, claims), notes)}
+    claims = [r for _, r in _csv_rows(paper_dir / "claims.csv", ("table", "method", "metric", "value"))]
+    texts = {notes: replace_block(read_text(notes, "NOTES.md"), _BLOCK, _record_block(recs, claims), notes)}
     for name, key in _PRETCOT_KEYS.items():
         texts[paper_dir / name] = rewrite_status(paper_dir / name, key, new)
     return texts

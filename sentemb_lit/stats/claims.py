@@ -7,9 +7,9 @@ __all__ = ['SESOI_TABLE', 'CLAIM_STATUSES', 'read_claims', 'read_sesoi', 'read_c
            'replace_block', 'update_notes', 'sync_texts']
 
 # %% ../../nbs/stats/95_claims.ipynb #k002
-import csv, os, re
+import csv, io, math, os, re
 from pathlib import Path
-from ..core.checks import check_flag, check_type
+from ..core.checks import (CorruptFileError, check_flag, check_path, check_type, optional_file, read_text)
 from ..core.io import atomic_write_text
 
 # %% ../../nbs/stats/95_claims.ipynb #c029
@@ -24,26 +24,50 @@ def _paper_dir(paper_dir) -> Path:
 
 SESOI_TABLE = "Smallest effect of interest"          # its rows: claim type, unit, effect, source, reason
 
+_COLUMNS = ("table", "method", "metric", "value")                        # what read_claims and read_sesoi need
+
 def read_claims(paper_dir) -> dict:
     "The paper's numbers (claims.csv) keyed by (table, method, metric); a folder without claims.csv has none."
-    import csv
-    path = _paper_dir(paper_dir) / "claims.csv"
-    if not path.exists(): return {}
-    with open(path, encoding="utf-8", newline="") as f: rows = list(csv.DictReader(f))
-    for i, r in enumerate(rows, start=2):
-        try: r["value"] = float(r["value"])
-        except (KeyError, TypeError, ValueError):
-            raise ValueError(f"{path}:{i}: value {r.get('value')!r} is not a number") from None
-    return {(r["table"], r["method"], r["metric"]): r for r in rows if r.get("table") != SESOI_TABLE}
+    path = optional_file(_paper_dir(paper_dir) / "claims.csv", "claims.csv")
+    if path is None: return {}
+    out, line = {}, {}
+    for i, r in _csv_rows(path, _COLUMNS):
+        r["value"] = _claim_value(r["value"], f"{path}:{i}")
+        key = (r["table"], r["method"], r["metric"])
+        if r["table"] == SESOI_TABLE: continue
+        if key in out: raise ValueError(f"{path}:{i}: {key} is given twice (first on line {line[key]})")
+        out[key], line[key] = r, i
+    return out
+
+# %% ../../nbs/stats/95_claims.ipynb #cr01
+def _csv_rows(path: Path, need: tuple) -> list[tuple[int, dict]]:
+    "(line, row) of each row of the UTF-8 CSV file `path`, whose header holds the columns `need` (file:line errors)."
+    text, rows = read_text(path, path.name), []
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        missing = [c for c in need if c not in (reader.fieldnames or [])]
+        if missing: raise ValueError(f"{path}:1: missing column(s) {missing} (the header needs {list(need)})")
+        for r in reader:
+            if short := [c for c in need if r.get(c) is None]:
+                raise ValueError(f"{path}:{reader.line_num}: the row ends before column(s) {short}")
+            if None in r: raise ValueError(f"{path}:{reader.line_num}: the row has more fields than the header")
+            rows.append((reader.line_num, r))
+    except csv.Error as e: raise CorruptFileError(f"{path}:{reader.line_num}: not a CSV row ({e})") from None
+    return rows
+
+def _claim_value(v: str, where: str) -> float:
+    "A claim's value: a finite number."
+    try: x = float(v)
+    except ValueError: raise ValueError(f"{where}: value {v!r} is not a number") from None
+    if not math.isfinite(x): raise ValueError(f"{where}: value {v!r} is not a finite number")
+    return x
 
 # %% ../../nbs/stats/95_claims.ipynb #se01
 def read_sesoi(paper_dir) -> dict:
     "Claim type -> {value, unit, source, reason}: the rows of the table SESOI_TABLE in claims.csv (file:line errors)."
-    import csv, math
-    path = _paper_dir(paper_dir) / "claims.csv"
-    if not path.exists(): return {}
-    with open(path, encoding="utf-8", newline="") as f: rows = list(enumerate(csv.DictReader(f), start=2))
-    out = {}
+    path = optional_file(_paper_dir(paper_dir) / "claims.csv", "claims.csv")
+    if path is None: return {}
+    rows, out = _csv_rows(path, _COLUMNS), {}
     for i, r in ((i, r) for i, r in rows if r.get("table") == SESOI_TABLE):
         kind = (r.get("method") or "").strip()
         try: v = float(r["value"])
@@ -64,29 +88,25 @@ CLAIM_STATUSES = ("not reproduced", "partly", "not testable here", "reproduced")
 
 def _status_rows(path: Path, need: tuple) -> list[dict]:
     "The rows of a CSV with the columns `need`; each status one of CLAIM_STATUSES, each reason non-empty (file:line)."
-    import csv
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in need if c not in (reader.fieldnames or [])]
-        if missing: raise ValueError(f"{path}:1: missing column(s) {missing} (the header needs {list(need)})")
-        rows = list(reader)
-    for i, r in enumerate(rows, start=2):
+    rows = _csv_rows(path, need)
+    for i, r in rows:
         if r.get("table") == SESOI_TABLE: continue                          # not a claim: read by read_sesoi
         if r["status"] not in CLAIM_STATUSES:
             raise ValueError(f"{path}:{i}: status {r['status']!r} is not one of {list(CLAIM_STATUSES)}")
         if not (r["reason"] or "").strip(): raise ValueError(f"{path}:{i}: the reason is empty")
-    return [r for r in rows if r.get("table") != SESOI_TABLE]
+    return [r for _, r in rows if r.get("table") != SESOI_TABLE]
 
 # %% ../../nbs/stats/95_claims.ipynb #nr03
 def read_claim_status(paper_dir) -> list[dict]:
     "Every claim of a paper with its status and reason: the rows of claims.csv, then those of coverage.csv."
     paper_dir = _paper_dir(paper_dir)
-    out, claims, cover = [], paper_dir / "claims.csv", paper_dir / "coverage.csv"
-    if claims.exists():
+    out = []
+    claims, cover = (optional_file(paper_dir / name, name) for name in ("claims.csv", "coverage.csv"))
+    if claims is not None:
         for r in _status_rows(claims, ("table", "method", "metric", "value", "status", "reason")):
             out.append({"table": r["table"], "item": r["method"], "metric": r["metric"], "value": r["value"],
                         "status": r["status"], "reason": r["reason"].strip(), "file": "claims.csv"})
-    if cover.exists():
+    if cover is not None:
         for r in _status_rows(cover, ("table", "item", "status", "reason")):
             out.append({"table": r["table"], "item": r["item"], "metric": "", "value": "",
                         "status": r["status"], "reason": r["reason"].strip(), "file": "coverage.csv"})
@@ -155,7 +175,7 @@ def replace_block(text: str, markers: tuple, block: str, where="text") -> str:
 def update_notes(paper_dir) -> Path:
     "Write not_reproduced_section into NOTES.md between _MARKERS (appended at the end when absent); the rest kept."
     section, path = not_reproduced_section(paper_dir), Path(paper_dir) / "NOTES.md"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = read_text(path, "NOTES.md") if optional_file(path, "NOTES.md") else ""
     new = replace_block(text, _MARKERS, section, path)
     if new != text: atomic_write_text(path, new)
     return path
@@ -165,8 +185,8 @@ def sync_texts(texts: dict, check: bool = False) -> list[Path]:
     "The files of `texts` (path -> the text it should hold) that differ; each is rewritten unless `check`."
     check_type(texts, "texts", dict, "a dict path -> text")
     check_flag(check, "check")
-    stale = [(Path(p), t) for p, t in texts.items()
-             if not Path(p).is_file() or Path(p).read_text(encoding="utf-8") != t]
+    given = [(check_path(p, "a path of texts"), check_type(t, f"texts[{str(p)!r}]", str)) for p, t in texts.items()]
+    stale = [(p, t) for p, t in given if optional_file(p, str(p)) is None or read_text(p, str(p)) != t]
     if not check:
         for p, t in stale: atomic_write_text(p, t)
     return [p for p, _ in stale]

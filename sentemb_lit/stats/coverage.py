@@ -12,8 +12,8 @@ from tqdm.auto import trange
 from scipy import special, stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from ..core.checks import (check_choice, check_flag, check_number, check_path, check_positive_int, check_text,
-                                check_type)
+from ..core.checks import (check_choice, check_flag, check_number, check_path, check_positive_int, check_seed,
+                                     check_text, check_type)
 from ..core.data import load_sts
 from .intervals import (_gold_terms, _pair_parts, _sharing_sum, _spearman_if, _mid_cdf, _tie_groups,
                                   sentence_ids, two_level_interval, paired_items, paired_task_items)
@@ -69,10 +69,7 @@ def _check_world(world, arrays: dict, pairs: tuple, builder: str, name: str = "w
         a = world[k]
         if not isinstance(a, np.ndarray) or a.ndim != ndim or a.size == 0:
             raise ValueError(f"{name}[{k!r}] must be a non-empty {ndim}-d numpy array, as {builder} makes it")
-    for k in pairs:
-        p = check_type(world[k], f"{name}[{k!r}]", (tuple, list), "a pair of numbers (A, B)")
-        if len(p) != 2: raise ValueError(f"{name}[{k!r}] must be a pair of numbers (A, B), got {len(p)} values")
-        for i, x in enumerate(p): check_number(x, f"{name}[{k!r}][{i}]")
+    for k in pairs: _check_pair(world[k], f"{name}[{k!r}]")
     return world
 
 def _check_sts_world(world) -> dict:
@@ -92,6 +89,28 @@ def _check_seeds(seeds) -> None:
     check_type(seeds, "seeds", (tuple, list), "a tuple of seed counts S")
     if not seeds: raise ValueError("seeds is empty: give at least one seed count S")
     for i, S in enumerate(seeds): check_positive_int(S, f"seeds[{i}]")
+
+# %% ../../nbs/stats/93_coverage.ipynb #cv01c
+def _check_pair(x, name: str) -> tuple[float, float]:
+    "A pair (A, B) of finite numbers: the two systems' offsets or means."
+    check_type(x, name, (tuple, list), "a pair of numbers (A, B)")
+    if len(x) != 2: raise ValueError(f"{name} must be a pair of numbers (A, B), got {len(x)} values")
+    return tuple(check_number(v, f"{name}[{i}]") for i, v in enumerate(x))
+
+def _check_accuracy_world_args(n_pool, delta, sigma, seed) -> None:
+    "A pool of >= 1 item, the offsets (δ_A, δ_B), the item noise σ >= 0, a seed."
+    check_positive_int(n_pool, "n_pool")
+    _check_pair(delta, "delta")
+    check_number(sigma, "sigma", ge=0)
+    check_seed(seed, "seed")
+
+def _check_ap_world_args(n_pool, C, P, mu, seed) -> None:
+    "A pool of >= 1 query, C >= 2 candidates of which the first P are relevant (1 <= P < C), (μ_A, μ_B), a seed."
+    check_positive_int(n_pool, "n_pool")
+    check_positive_int(C, "C", minimum=2)
+    check_positive_int(P, "P", maximum=C - 1)                           # a relevant one, and one that is not
+    _check_pair(mu, "mu")
+    check_seed(seed, "seed")
 
 # %% ../../nbs/stats/93_coverage.ipynb #cv02
 def seed_coefficients(rng, S: int, K: int, tau: float, r: float) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +145,7 @@ def world_truth(world: dict, tau: float, r: float, M: int = 1000, seed: int = 1)
     "θ per task and on the average (over M seeds, whole population), and the seed spreads of A and of A − B."
     _check_sts_world(world)
     check_positive_int(M, "M")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed, "seed"))
     K = next(iter(world.values()))["D"].shape[0]
     aA, aB = seed_coefficients(rng, M, K, tau, r)
     ra, rd, theta = [], [], {}
@@ -202,7 +221,8 @@ def coverage(replicate: Callable, theta: dict, R: int, seed: int = 0, progress: 
         raise TypeError(f"replicate must be a function rng -> intervals, got {type(replicate).__name__}")
     check_type(theta, "theta", dict, "a dict target -> θ")
     check_positive_int(R, "R")
-    rng = np.random.default_rng(seed)
+    check_flag(progress, "progress")
+    rng = np.random.default_rng(check_seed(seed, "seed"))
     hits, widths = {}, {}
     for _ in trange(R, disable=not progress, leave=False):
         for target, methods in _check_intervals(replicate(rng), theta).items():
@@ -217,6 +237,7 @@ def coverage(replicate: Callable, theta: dict, R: int, seed: int = 0, progress: 
 # %% ../../nbs/stats/93_coverage.ipynb #cv08
 def accuracy_world(n_pool: int = 20000, delta: tuple = (0.12, 0.0), sigma: float = 0.7, seed: int = 0) -> dict:
     "A pool of test items with difficulties ℓ ~ N(1.2, 1.5²); two systems with offsets δ_A, δ_B."
+    _check_accuracy_world_args(n_pool, delta, sigma, seed)
     rng = np.random.default_rng(seed)
     return {"l": rng.normal(1.2, 1.5, n_pool), "delta": delta, "sigma": sigma}
 
@@ -257,6 +278,7 @@ def _average_precision(scores: np.ndarray, rel: np.ndarray) -> np.ndarray:
 
 def ap_world(n_pool: int = 2000, C: int = 20, P: int = 4, mu: tuple = (1.1, 1.0), seed: int = 0) -> dict:
     "A pool of queries with C candidates (the first P relevant) and fixed candidate difficulties v."
+    _check_ap_world_args(n_pool, C, P, mu, seed)
     rng = np.random.default_rng(seed)
     return {"v": rng.normal(size=(n_pool, C)), "rel": np.arange(C) < P, "mu": mu}
 
@@ -278,7 +300,7 @@ def ap_truth(world: dict, tau: float, r: float, M: int = 200, seed: int = 1) -> 
     "θ = E[AP_A] − E[AP_B] × 100 over the whole pool, by Monte Carlo over M seeds."
     _check_ap_world(world)
     check_positive_int(M, "M")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed, "seed"))
     q = np.arange(len(world["v"]))
     uA, uB = seed_coefficients(rng, M, 1, tau, r)
     return float(100 * (_ap(world, q, 0, uA, rng).mean() - _ap(world, q, 1, uB, rng).mean()))
@@ -408,7 +430,7 @@ def record_truth(world: dict, M: int = 2000, seed: int = 1) -> dict:
     "θ = E_g[ρ(A_s) − ρ(B_s)] ×100 per task and on the average (M seeds, whole population), and the seed sds."
     K, _ = _check_record_world(world)
     check_positive_int(M, "M")
-    G = np.random.default_rng(seed).normal(size=(M, K))                    # g_s, one row per seed
+    G = np.random.default_rng(check_seed(seed, "seed")).normal(size=(M, K))                    # g_s, one row per seed
     ra, rd, theta = [], [], {}
     for t, w in world.items():
         gt = _gold_terms(w["gold"])

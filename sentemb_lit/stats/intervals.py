@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 import numpy as np
 from scipy import optimize, special, stats
-from ..core.checks import check_all_finite, check_float_array, check_number, check_positive_int, check_type
+from ..core.checks import (check_all_finite, check_float_array, check_number, check_positive_int, check_seed,
+                                     check_type)
 
 # %% auto #0
 __all__ = ['VERDICTS', 'verdict', 'holm', 'two_level_interval', 'spearman_influence', 'sentence_ids', 'paired_difference',
@@ -54,8 +55,9 @@ def _check_paired_args(gold, pred_a, pred_b, level) -> tuple[dict, list[dict], l
         raise ValueError(f"pred_a has {len(A)} seeds and pred_b {len(B)}: seeds are paired, give the same number")
     return gold, A, B
 
-def _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level) -> tuple[dict, list[dict], list[dict]]:
+def _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level, seed=0) -> tuple[dict, list[dict], list[dict]]:
     check_positive_int(n_boot, "n_boot", minimum=100)
+    check_seed(seed, "seed")
     return _check_paired_args(gold, pred_a, pred_b, level)
 
 # %% ../../nbs/stats/92a_intervals.ipynb #adf1b8f2
@@ -104,13 +106,25 @@ def _check_items(a, b, name: str = "a", other: str = "b") -> np.ndarray:
         raise ValueError(f"{name} is {x.shape} and {other} {y.shape}: score both on the same items and seeds")
     return check_all_finite(x, name)
 
-def _check_plan(r, effect, n_pairs) -> None:
-    "An interval result of this module, a finite non-zero effect, a positive pair count."
+def _check_item_args(level, power, scale) -> None:
+    "A confidence level and a power in (0, 1), and the scale of the per-item scores (a finite number > 0)."
+    check_number(level, "level", gt=0, lt=1)
+    check_number(power, "power", gt=0, lt=1)
+    check_number(scale, "scale", gt=0)
+
+# %% ../../nbs/stats/92a_intervals.ipynb #ic08p
+def _check_plan(r, effect, n_pairs, max_seeds=1000, max_factor=1000.0) -> None:
+    "An interval result of this module (>= 1 seed), a finite non-zero effect, counts >= 1, a search factor >= 1."
     if not isinstance(r, dict) or not {"se_pair", "se_seed", "n_seeds", "level", "power"} <= set(r):
         raise ValueError("r must be a result of two_level_interval / paired_difference (with se_pair, se_seed, ...)")
+    check_positive_int(r["n_seeds"], "r['n_seeds']")
+    for k in ("se_pair", "se_seed"): check_number(r[k], f"r[{k!r}]", ge=0)
+    for k in ("level", "power"): check_number(r[k], f"r[{k!r}]", gt=0, lt=1)
     check_number(effect, "effect")
     if effect == 0: raise ValueError("effect must be non-zero: a difference of 0 is never detectable")
     check_positive_int(n_pairs, "n_pairs")
+    check_positive_int(max_seeds, "max_seeds", maximum=10 ** 6)               # each a step of the search
+    check_number(max_factor, "max_factor", ge=1)
 
 # %% ../../nbs/stats/92a_intervals.ipynb #c005
 VERDICTS = ("holds", "does not hold", "inconclusive", "negligible", "same model", "needs more seeds", "needs rerun")
@@ -121,6 +135,8 @@ def _check_bound(v, name: str) -> None:
     try:
         if isinstance(v, (str, bytes)): raise TypeError(name)
         float(v)
+    except OverflowError:
+        raise ValueError(f"{name} must be a number or None, got an int beyond the float range: {v!r:.40}") from None
     except (TypeError, ValueError, RuntimeError):
         raise TypeError(f"{name} must be a number or None, got {type(v).__name__}: {v!r:.80}") from None
 
@@ -400,7 +416,7 @@ def _weighted_corr(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
 def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
                      power: float = 0.8) -> dict:
     "`paired_difference` with V_pair from resampling the pairs (the seeds held fixed): the classical cross-check."
-    gold, A, B = _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level)
+    gold, A, B = _check_bootstrap_args(gold, pred_a, pred_b, n_boot, level, seed)
     S, rng = max(len(A), len(B)), np.random.default_rng(seed)
     seed_d, v_pair, w, scores = {}, {}, {}, {}
     for t, g in gold.items():
@@ -418,6 +434,7 @@ def paired_bootstrap(gold, pred_a, pred_b, n_boot: int = 1000, seed: int = 0, le
 # %% ../../nbs/stats/92a_intervals.ipynb #it01
 def paired_items(a, b, level: float = 0.95, power: float = 0.8, scale: float = 100.0) -> dict:
     "Mean per-item score A − B (×scale) with the two-level interval; a, b: [n] or [seeds, n] (0/1 correct, AP, …)."
+    _check_item_args(level, power, scale)
     a, b = _check_items(a, b), _check_items(b, a, "b", "a")
     d = scale * (a - b)                                                     # d_{s,i}
     v_pair, w = _pair_parts(d)
@@ -437,6 +454,7 @@ def _tiled(a, b, t: str) -> tuple[np.ndarray, np.ndarray]:
 def paired_task_items(a: dict, b: dict, level: float = 0.95, power: float = 0.8, scale: float = 100.0) -> dict:
     """Per-task mean item score A − B (×scale) and the plain task average's, each with the two-level interval;
     a, b: task -> [n_t] or [seeds, n_t] (0/1 correct per test item, …)."""
+    _check_item_args(level, power, scale)
     check_type(a, "a", dict, "a dict task -> per-item scores")
     check_type(b, "b", dict, "a dict task -> per-item scores")
     if not a or set(a) != set(b): raise ValueError(f"a and b must hold the same tasks, got {sorted(a)} and {sorted(b)}")
@@ -455,7 +473,7 @@ def paired_task_items(a: dict, b: dict, level: float = 0.95, power: float = 0.8,
 # %% ../../nbs/stats/92a_intervals.ipynb #pl01
 def settle_plan(r: dict, effect: float, n_pairs: int, max_seeds: int = 1000, max_factor: float = 1000.0) -> dict:
     "Seeds (at these pairs) and pairs (at these seeds) that detect `effect` at r's level and power; None: impossible."
-    _check_plan(r, effect, n_pairs)
+    _check_plan(r, effect, n_pairs, max_seeds, max_factor)
     S, vp, lv, pw = r["n_seeds"], r["se_pair"] ** 2, r["level"], r["power"]
     vs = r["se_seed"] ** 2 * S                                             # s²_d
     seeds = next((k for k in range(2 if vs > 0 else 1, max_seeds + 1)

@@ -130,11 +130,12 @@ def load_predictions(run_dir, name: str) -> tuple[dict, list[dict]]:
     entry = _verified(path)
     with np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
-    tasks = [k[:-5] for k in arrays if k.endswith(".gold")]
+    tasks = sorted(k[:-5] for k in arrays if k.endswith(".gold"))
     found = {"tasks": tasks, "n_seeds": int(arrays[f"{tasks[0]}.pred"].shape[0]) if tasks else 0,
              "n_pairs": int(sum(len(arrays[f"{t}.gold"]) for t in tasks))}
-    if any(found[k] != entry[k] for k in found):
-        raise ValueError(f"{path}: the manifest says {({k: entry[k] for k in found})}, the file holds {found}")
+    said = {k: sorted(entry[k]) if k == "tasks" else entry[k] for k in found}
+    if found != said: raise ValueError(f"{path}: the manifest says {said}, the file holds {found}")
+    tasks = entry["tasks"]                                   # the order its notebook wrote them in
     gold = {t: arrays[f"{t}.gold"].astype(np.float64) for t in tasks}
     preds = {t: arrays[f"{t}.pred"].astype(np.float64) for t in tasks}
     return gold, [{t: preds[t][s] for t in preds} for s in range(found["n_seeds"])]

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/stats/92_report.ipynb #c002
 from __future__ import annotations
-import datetime, functools, math, os, platform, re
+import datetime, functools, math, numbers, os, platform, re
 from pathlib import Path
 from ..core.checks import check_choice, check_flag, check_number, check_path, check_positive_int, check_type
 from ..core.io import atomic_write_text, read_json_verified
@@ -28,12 +28,12 @@ def _check_finding_args(claim, numbers: dict) -> None:
         check_number(v, name, optional=True)
     if numbers.get("p") is not None: check_number(numbers["p"], "p", ge=0, le=1)
 
-def _check_labels(family, claim_type, note) -> None:
-    "A finding's family and claim type (a name or None) and its note (words, possibly empty)."
+def _check_labels(family, claim_type, note, basis: str = "", unit: str = "") -> None:
+    "A finding's family and claim type (a name or None), its note, basis and unit (words, possibly empty)."
     for name, v in (("family", family), ("claim_type", claim_type)):
         if v is not None and (not isinstance(v, str) or not v.strip()):
             raise TypeError(f"{name} must be a non-empty string or None, got {type(v).__name__}: {v!r:.60}")
-    check_type(note, "note", str)
+    for name, v in (("note", note), ("basis", basis), ("unit", unit)): check_type(v, name, str)
 
 def _check_result(x, name: str, keys: tuple, what: str) -> dict:
     "`x` if it is a dict holding `keys` (a result of `what`); else a TypeError or ValueError naming `name`."
@@ -52,7 +52,43 @@ def _check_findings(findings) -> list[dict]:
     "A list of findings (dicts of `finding`), each with its claim in words."
     for i, f in enumerate(findings := _check_records(findings, "findings", ("claim",), "a finding")):
         check_type(f["claim"], f"findings[{i}]['claim']", str)
+        _check_finding_numbers(f, f"findings[{i}]")
     return findings
+
+# %% ../../nbs/stats/92_report.ipynb #ic05b
+_NUMBERS = ("paper", "ours", "lo", "hi", "mde", "p", "equals", "sesoi", "p_holm")     # a finding's numbers
+
+def _check_real(v, name: str) -> None:
+    "None or one real number (NaN and inf too: a stored finding without an interval); else an error naming `name`."
+    if v is None: return
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} must be a number or None, got {type(v).__name__}: {v!r:.60}")
+    try: float(v)
+    except OverflowError:
+        raise ValueError(f"{name} must be a number or None, got an int beyond the float range") from None
+
+def _check_finding_numbers(f: dict, name: str) -> dict:
+    "`f` if its numbers are reals or None, its direction +1 or -1 and its counts positive ints; else an error."
+    for k in _NUMBERS: _check_real(f.get(k), f"{name}[{k!r}]")
+    d = f.get("direction", 1)
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Real) or d not in (1, -1):
+        raise ValueError(f"{name}['direction'] must be +1 or -1, got {d!r:.40}")
+    for k in ("family_size", "n_seeds", "seeds_needed"):
+        if f.get(k) is not None: check_positive_int(f[k], f"{name}[{k!r}]")
+    return f
+
+def _check_numbers(r: dict, name: str, keys: tuple, optional: tuple = ()) -> dict:
+    "`r` if each of `keys` is a finite number (those in `optional` may be None); else an error naming `name[key]`."
+    for k in keys: check_number(r.get(k) if k in optional else r[k], f"{name}[{k!r}]", optional=k in optional)
+    return r
+
+def _check_statuses(statuses) -> list[dict]:
+    "Notebook statuses: dicts with a notebook name and a status (words), an error message (words) where one is given."
+    statuses = _check_records(statuses, "statuses", ("notebook", "status"), "a notebook status")
+    for i, s in enumerate(statuses):
+        for k in ("notebook", "status", "error"):
+            if k in s: check_type(s[k], f"statuses[{i}][{k!r}]", str)
+    return statuses
 
 # %% ../../nbs/stats/92_report.ipynb #c024a
 def _fmt(v, signed=False, digits=None) -> str:
@@ -85,7 +121,8 @@ def finding(claim: str, paper=None, ours=None, lo=None, hi=None, direction: int 
     ours equals this value (a ratio against its stated value), judged within the claim type's smallest effect."""
     _check_finding_args(claim, {"paper": paper, "ours": ours, "lo": lo, "hi": hi, "mde": mde, "p": p,
                                 "equals": equals})
-    _check_labels(family, claim_type, note)
+    _check_labels(family, claim_type, note, basis, unit)
+    if settle is not None: _check_numbers(check_type(settle, "settle", dict), "settle", ("effect",))
     v = verdict(lo, hi, direction) if equals is None else _equality_verdict(lo, hi, equals)
     ci = f"95 % CI {_fmt(lo, True)} to {_fmt(hi, True)}" if v != "needs rerun" else "no interval in the stored run"
     evidence = f"ours {_fmt(ours, True)} {unit} ({ci}{'; ' + basis if basis else ''})"
@@ -114,11 +151,15 @@ def bootstrap_finding(claim: str, boot: dict, paper=None, direction: int = 1, ta
     `trained`: the systems were trained, so a verdict needs MIN_SEEDS seeds; with fewer it reads *needs more seeds*.
     Two sides whose per-pair predictions agree within 1e-6 (`same_model`) read *same model*, with no interval."""
     _check_result(boot, "boot", ("n_seeds",), _BOOT)
+    check_number(paper, "paper", optional=True)                          # before it becomes settle_plan's effect
     if "tasks" in boot and task != "avg": check_choice(task, "task", check_type(boot["tasks"], "boot['tasks']", dict))
     r = boot if "tasks" not in boot else boot.get("avg") if task == "avg" else boot["tasks"][task]
     _check_result(r, "boot" if r is boot else f"boot[{task!r}]", ("diff", "lo", "hi"), _BOOT)
-    n, S = boot.get("n_items") or r.get("n_pairs") or boot.get("n_pairs"), boot["n_seeds"]
+    _check_numbers(r, "boot" if r is boot else f"boot[{task!r}]", ("diff", "lo", "hi", "mde", "p"), ("mde", "p"))
+    n, S = boot.get("n_items") or r.get("n_pairs") or boot.get("n_pairs"), check_positive_int(boot["n_seeds"],
+                                                                                            "boot['n_seeds']")
     if not n: raise ValueError("boot must be a result of paired_difference, paired_bootstrap or paired_items")
+    check_positive_int(n, "boot's n_items or n_pairs")
     seeds = f" × {S} seeds (t with {S - 1} df for the seed part)" if S > 1 else ", one seed"
     basis = f"{boot.get('method', 'paired')} over {n:,} {'items' if 'n_items' in boot else 'pairs'}" + seeds
     few, same = check_flag(trained, "trained") and S < MIN_SEEDS, bool(boot.get("same_model"))
@@ -142,6 +183,8 @@ def seed_finding(claim: str, cmp: dict, paper=None, direction: int = 1, family: 
                  claim_type: str | None = None, note: str = "") -> dict:
     "A `finding` from a `seed_comparison` (paired t interval over seeds, and its p-value)."
     _check_result(cmp, "cmp", ("n_seeds", "p", "diff", "lo", "hi"), "a result of seed_comparison")
+    _check_numbers(cmp, "cmp", ("diff", "lo", "hi", "p"), ("lo", "hi", "p"))
+    check_positive_int(cmp["n_seeds"], "cmp['n_seeds']")
     basis = f"paired t over {cmp['n_seeds']} seeds, p = {cmp['p']:.3g}" if cmp["p"] is not None else "one seed"
     return finding(claim, paper, cmp["diff"], cmp["lo"], cmp["hi"], direction, basis, p=cmp["p"],
                    family=family, claim_type=claim_type, note=note)
@@ -151,6 +194,8 @@ def correlation_finding(claim: str, c: dict, paper=None, direction: int = 1, fam
                         claim_type: str | None = "correlation", note: str = "") -> dict:
     "A `finding` from a `correlation_ci` (the correlation itself is the claimed quantity), with its p-value."
     _check_result(c, "c", ("n", "p", "rho", "lo", "hi"), "a result of correlation_ci")
+    _check_numbers(c, "c", ("rho", "p", "lo", "hi"), ("lo", "hi"))
+    check_positive_int(c["n"], "c['n']")
     basis = f"Spearman over {c['n']} points, p = {c['p']:.3g}"
     return finding(claim, paper, c["rho"], c["lo"], c["hi"], direction, basis, unit="(ρ)", p=c["p"], family=family,
                    claim_type=claim_type, note=note)
@@ -161,7 +206,7 @@ ADJUSTABLE = ("holds", "does not hold", "inconclusive", "negligible")     # the 
 def _sesoi_of(sesoi: dict, kind) -> float:
     "The smallest effect of interest of claim type `kind` (0 when unknown): a number or read_sesoi's entry."
     e = sesoi.get(kind, 0.0) if kind is not None else 0.0
-    return float(e["value"] if isinstance(e, dict) else e)
+    return check_number(e.get("value") if isinstance(e, dict) else e, f"sesoi[{kind!r}]", ge=0)
 
 def apply_rule(findings: list[dict], sesoi: dict | None = None, alpha: float = 0.05) -> list[dict]:
     """The verdicts a report prints: Holm within each family (`family`, else "all") over the findings with a p-value,
@@ -169,7 +214,7 @@ def apply_rule(findings: list[dict], sesoi: dict | None = None, alpha: float = 0
     `read_sesoi` entry). Each keeps `verdict_unadjusted`; findings of the earlier rule pass through unchanged."""
     findings, sesoi = _check_findings(findings), check_type({} if sesoi is None else sesoi, "sesoi", dict)
     check_number(alpha, "alpha", gt=0, lt=1)
-    for k in sesoi: check_number(_sesoi_of(sesoi, k), f"sesoi[{k!r}]", ge=0)
+    for k in sesoi: _sesoi_of(sesoi, k)
     new = [i for i, f in enumerate(findings) if f.get("rule", 1) >= 2 and f.get("verdict") in ADJUSTABLE]
     fam = lambda f: f.get("family") or "all"
     groups = {}
@@ -294,6 +339,9 @@ def measured_tables(rows: list[dict], claims: dict) -> list[str]:
     "Each table once: a setting line, then method × metric cells 'ours (paper)'."
     rows, _ = _check_records(rows, "rows", ("table", "method", "metric", "value"), "a table row"), check_type(
         claims, "claims", dict)
+    for i, r in enumerate(rows): _check_real(r["value"], f"rows[{i}]['value']")
+    for k, c in claims.items():
+        _check_real(check_type(c, f"claims[{k!r}]", dict).get("value"), f"claims[{k!r}]['value']")
     out, tables = [], dict.fromkeys(r["table"] for r in rows)
     for table in tables:
         grp = [r for r in rows if r["table"] == table]
@@ -323,7 +371,8 @@ def _results_of(run_dir: Path, statuses: list[dict]) -> list[dict]:
     out = []
     for p in keep:
         res = read_json_verified(p)
-        for field, kind in (("name", str), ("rows", list)):
+        for field, kind in (("name", str), ("rows", list), ("meta", dict), ("findings", list)):
+            if field in ("meta", "findings") and field not in res: continue
             if not isinstance(res.get(field), kind):
                 raise ValueError(f"{p}: a results file needs a {kind.__name__} {field!r}, found "
                                  f"{type(res.get(field)).__name__}; rewrite it with its notebook")
@@ -403,13 +452,19 @@ def _core(run_dir: Path, paper_dir: Path, statuses: list[dict]) -> tuple:
     claims, results, sesoi = _read_claims(paper_dir), _results_of(run_dir, statuses), _read_sesoi(paper_dir)
     return claims, results, sesoi, _judged(results, run_dir, paper_dir, sesoi)
 
+def _check_report_args(paper, profile, run_dir, statuses, paper_dir, title, *dirs) -> tuple[Path, Path]:
+    "Words for paper, profile (and title, or None); run_dir, paper_dir (and shown_dir, dest_dir, or None) paths."
+    for name, v in (("paper", paper), ("profile", profile), ("title", title)):
+        if v is not None or name != "title": check_type(v, name, str)
+    for name, p in zip(("shown_dir", "dest_dir"), dirs):
+        if p is not None: check_path(p, name)
+    _check_statuses(statuses)
+    return check_path(run_dir, "run_dir"), check_path(paper_dir, "paper_dir")
+
 def _gather(paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest_dir, what: str, core=None) -> tuple:
     """What both reports start from: the verified record, its links, claims, results, findings and the header lines
     (`core`: `_core`'s result when the caller has it, so that `write_reports` rederives the findings once)."""
-    run_dir, paper_dir = check_path(run_dir, "run_dir"), check_path(paper_dir, "paper_dir")
-    for name, p in (("shown_dir", shown_dir), ("dest_dir", dest_dir)):
-        if p is not None: check_path(p, name)
-    _check_records(statuses, "statuses", ("notebook", "status"), "a notebook status")
+    run_dir, paper_dir = _check_report_args(paper, profile, run_dir, statuses, paper_dir, title, shown_dir, dest_dir)
     links = _links(run_dir, paper_dir, Path(dest_dir or paper_dir))
     claims, results, sesoi, findings = core or _core(run_dir, paper_dir, statuses)
     out = _header(paper, profile, title, Path(shown_dir or run_dir).as_posix(), results, links, what)
@@ -461,6 +516,7 @@ def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
     """One line per claim: its verdict at each model size / task, with ours and the 95 % CI; a finding's `status`
     (e.g. "not tested: training never improved dev") stands beside its verdict."""
     findings, groups = _check_findings(findings), {}
+    check_positive_int(max_rows, "max_rows")
     for f in map(_normalise_finding, findings):
         claim, label = _split_claim(f["claim"])
         groups.setdefault(claim, []).append((label, f))
@@ -478,16 +534,17 @@ def headline_verdicts(findings: list[dict], max_rows: int = 30) -> list[str]:
 def judged_text(f: dict, unit: str = "") -> str:
     """A judged finding (`judged_findings`) in words: its verdict, ours [95 % CI, unadjusted], Holm's p within its
     family where adjusted, the smallest effect of interest for *negligible*; *same model*: one model, no interval."""
-    f = _check_result(f, "f", ("verdict",), "a judged finding")
-    v = f["verdict"]
+    f = _check_finding_numbers(_check_result(f, "f", ("verdict",), "a judged finding"), "f")
+    v, _ = f["verdict"], check_type(unit, "unit", str)
     if v == "same model":
         return "same model (both sides are one model: every per-pair prediction agrees within 1e-6; no interval)"
     if v == "needs more seeds" and f.get("seeds_needed"):
-        return (f"needs more seeds (ours {f['ours']:+.2f}{unit} from {f['n_seeds']} seed(s) of trained systems; "
+        ours, n = check_number(f.get("ours"), "f['ours']"), check_positive_int(f.get("n_seeds"), "f['n_seeds']")
+        return (f"needs more seeds (ours {ours:+.2f}{unit} from {n} seed(s) of trained systems; "
                 f"{f['seeds_needed']} more before an interval)")
     if f.get("lo") is None or f.get("hi") is None: return f"{v} (no interval in the stored run)"
-    k = 3 if max(abs(f["lo"]), abs(f["hi"])) < 0.1 else 2               # as the reports print it
-    ci = f"{f['ours']:+.{k}f} [{f['lo']:+.{k}f}, {f['hi']:+.{k}f}]{unit}"
+    k, ours = 3 if max(abs(f["lo"]), abs(f["hi"])) < 0.1 else 2, check_number(f.get("ours"), "f['ours']")  # as printed
+    ci = f"{ours:+.{k}f} [{f['lo']:+.{k}f}, {f['hi']:+.{k}f}]{unit}"
     holm = (f"; Holm p {f['p_holm']:.2g} within {f['family']}, {f['family_size']} claim"
             f"{'s' if f['family_size'] != 1 else ''}") if f.get("p_holm") is not None else ""
     out = f"{v}, ours {ci} (95 % CI, unadjusted{holm})"
@@ -508,12 +565,23 @@ def _main_table(results: list[dict], claims: dict, max_rows: int = 16) -> list[s
     if not rows: return []
     named = [res["meta"]["main_table"] for res in results if res.get("meta", {}).get("main_table")]
     table = named[0] if named else rows[0]["table"]
-    keep = list(dict.fromkeys(r["method"] for r in rows if r["table"] == table))[:max_rows]
-    return measured_tables([r for r in rows if r["table"] == table and r["method"] in keep], claims)
+    methods = list(dict.fromkeys(r["method"] for r in rows if r["table"] == table))
+    out = measured_tables([r for r in rows if r["table"] == table and r["method"] in methods[:max_rows]], claims)
+    if len(methods) > max_rows:                         # a cut table says so, as the verdicts table does
+        out[-1:-1] = [f"| … {len(methods) - max_rows} more rows | [DETAILS.md](DETAILS.md) |"]
+    return out
+
+def _inside_run(name, res: dict) -> str:
+    "A figure named by a results file: a relative path inside its run folder (no '..', not absolute)."
+    if not isinstance(name, str) or Path(name).is_absolute() or ".." in Path(name).parts:
+        raise ValueError(f"results {res.get('name')!r}: meta['main_figure'] must be a file inside the run folder, "
+                         f"got {name!r:.80}")
+    return name
 
 def _main_figure(run_dir: Path, results: list[dict], links: dict) -> list[str]:
     "The figure a results file names in meta['main_figure'], else the run's first figure."
-    named = [run_dir / res["meta"]["main_figure"] for res in results if res.get("meta", {}).get("main_figure")]
+    named = [run_dir / _inside_run(res["meta"]["main_figure"], res) for res in results
+             if res.get("meta", {}).get("main_figure")]
     figures = named or sorted(run_dir.glob("*.png"))
     return [f"![{figures[0].stem}]({links['run']}/{figures[0].relative_to(run_dir).as_posix()})", ""] if figures else []
 
@@ -542,9 +610,8 @@ def _report_text(paper, profile, run_dir, statuses, paper_dir, shown_dir, title,
 def write_reports(paper: str, profile: str, run_dir, statuses: list[dict], paper_dir, shown_dir=None,
                   title: str | None = None, promote: bool = False) -> Path:
     "REPORT.md and DETAILS.md into the run folder (and into papers/<paper>/ when `promote`), links resolved from each."
-    run_dir, paper_dir = check_path(run_dir, "run_dir"), check_path(paper_dir, "paper_dir")
+    run_dir, paper_dir = _check_report_args(paper, profile, run_dir, statuses, paper_dir, title, shown_dir)
     check_flag(promote, "promote")
-    _check_records(statuses, "statuses", ("notebook", "status"), "a notebook status")
     core = _core(run_dir, paper_dir, statuses)                  # the findings rederived once, for every file
     for dest in [run_dir] + ([paper_dir] if promote else []):
         args = (paper, profile, run_dir, statuses, paper_dir, shown_dir, title, dest, core)
