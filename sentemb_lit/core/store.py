@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/05d_store.ipynb #st02
 from __future__ import annotations
-import dataclasses, json, re
+import dataclasses, importlib.util, json, re
 from pathlib import Path
 from .checks import CorruptFileError, check_path, check_type
 from .io import (IntegrityError, _json_default, exclusive, file_digest, fingerprint,
@@ -68,9 +68,12 @@ class StaleCodeError(IntegrityError):
     "A stored result whose method's code changed since it was written, with no acknowledgement of the edit."
 
 def ack_file(root) -> Path | None:
-    "The `keys/versions.json` in `root` or the nearest parent folder that has one; None if there is none."
+    """The `keys/versions.json` in `root` or the nearest parent folder that has one, else the one of the project the
+    library runs from (a clone: its acknowledgements cover the caches its runs keep elsewhere); None if neither."""
     here = check_path(root, "root").resolve()
-    return next((p / ACK_FILE for p in (here, *here.parents) if (p / ACK_FILE).is_file()), None)
+    own = Path(importlib.util.find_spec("sentemb_lit").origin).parents[1] / ACK_FILE
+    return next((p / ACK_FILE for p in (here, *here.parents) if (p / ACK_FILE).is_file()),
+                own if own.is_file() else None)
 
 # %% ../../nbs/core/05d_store.ipynb #st22
 _ACK_FIELDS = {"code": str, "method": str, "version": int, "reason": str}
