@@ -363,7 +363,7 @@ COMMANDS = {
     "fetch-data": (fetch_data_main, "write the data folder (STS, transfer, reranking) once"),
     "train": (train_main, "train a method (simcse, tncse, jtcse, jtcse-d, ranking) on your model and data"),
     "bench": (_lazy("sentemb_lit.bench", "bench_main"), "speed benchmarks (ratios measured in one run)"),
-    "verify": (_lazy("sentemb_lit.verify", "verify_main"), "read back and check every stored record and predictions file"),
+    "verify": (_lazy("sentemb_lit.verify", "verify_main"), "read back and check every stored record and predictions"),
 }
 
 # %% ../nbs/90_cli.ipynb #c024

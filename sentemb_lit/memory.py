@@ -93,7 +93,8 @@ def _step(kind: str, model, tok, sentences: list[str], template: str | None, max
     model.train()
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
     if kind == "contrastive-step":
-        b = tok(sentences * 2, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(model.device)
+        b = tok(sentences * 2, padding=True, truncation=True, max_length=max_length,
+                return_tensors="pt").to(model.device)
         h = model(**b).last_hidden_state[:, 0]
     else:
         if tok.pad_token is None: tok.pad_token = tok.eos_token

@@ -67,7 +67,8 @@ def _code_text(path: Path) -> str:
 # %% ../../nbs/core/05b_code_keys.ipynb #k005b
 def code_hash(*modules) -> str:
     """SHA-256 of the code of the named modules (`'losses'` = `sentemb_lit.jtcse.losses`); none named = the whole
-    package; entry points (`'jtcse.train.run_stage'`) = only the code they reach (`reached_code`). Refused once the package's files differ from those this process imported (`CodeChangedError`)."""
+    package; entry points (`'jtcse.train.run_stage'`) = only the code they reach (`reached_code`). Refused once the
+    package's files differ from those this process imported (`CodeChangedError`)."""
     _check_running_code()
     roots = [m.removeprefix("sentemb_lit.") for m in modules if isinstance(m, str) and not _is_module(m)]
     if bad := [r for r in roots if "." not in r]: raise ValueError(f"code_hash: no module {bad[0]!r} in sentemb_lit")
