@@ -390,11 +390,13 @@ def _st_simcse(path: str, sentences: list[str], steps: int, batch_size: int, max
                seed: int, out) -> tuple:
     "(wall seconds of trainer.train(), the model): sentence-transformers' unsupervised SimCSE, CLS pooling."
     from datasets import Dataset
-    from sentence_transformers import (SentenceTransformer, SentenceTransformerModelCardData,
-                                       SentenceTransformerTrainer, SentenceTransformerTrainingArguments)
+    try:                                     # optional: the row reads "skipped" without it (bench_train checks first)
+        from sentence_transformers import (SentenceTransformer, SentenceTransformerModelCardData,
+                                           SentenceTransformerTrainer, SentenceTransformerTrainingArguments)
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    except ImportError as e: raise ImportError(f"bench --only train needs sentence-transformers: {e}") from None
     from transformers.trainer_callback import PrinterCallback
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     tr = Transformer(path, max_seq_length=max_length)
     model = SentenceTransformer(modules=[tr, Pooling(tr.get_embedding_dimension(), "cls")],
                                 model_card_data=SentenceTransformerModelCardData(generate_widget_examples=False))

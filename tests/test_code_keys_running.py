@@ -10,12 +10,12 @@ sys.path.insert(0, {root!r})
 from pathlib import Path
 import sentemb_lit.core.code_keys as ck, sentemb_lit.jtcse.train as J
 assert Path(ck.__file__).parents[1] == Path({root!r}) / "sentemb_lit", ck.__file__
-before = ck.code_hash(*J.TRAIN_CODE)
+before = ck.code_hash(*J.STAGE_METHOD.roots)
 print("keyed", before[:12])
 path = Path({root!r}) / "sentemb_lit" / "jtcse" / "losses.py"
 path.write_text(path.read_text() + "\\n# an edit while this process runs\\n")
 try:
-    ck.code_hash(*J.TRAIN_CODE)
+    ck.code_hash(*J.STAGE_METHOD.roots)
     print("not refused")
 except ck.CodeChangedError as e:
     print("refused:", e)

@@ -102,6 +102,9 @@ def _read_json_object_list(path: Path) -> list:
 # %% ../../nbs/core/05d_store.ipynb #st23
 def acknowledged(method: Method, code: str, root) -> dict | None:
     "The acknowledgement (in `ack_file(root)`) that `method`'s code hashing to `code` changes none of its numbers."
+    check_type(method, "method", Method)
+    if not isinstance(code, str) or not re.fullmatch(r"[0-9a-f]{64}", code):
+        raise ValueError(f"code must be a code hash (64 hex characters), got {code!r:.80}")
     path = ack_file(root)
     if path is None: return None
     return next((a for a in read_acks(path) if (a["code"], a["method"], a["version"]) ==
