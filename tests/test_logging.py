@@ -48,8 +48,10 @@ def test_each_logging_module_has_its_own_logger():
         assert "logging.info(" not in src and "logging.warning(" not in src, path.name
 
 
-def test_training_corpus_logs_its_counts_and_prints_nothing(data_root, caplog, capsys):
+def test_training_corpus_logs_its_counts_and_prints_nothing(data_root, caplog, capsys, monkeypatch):
     from sentemb_lit.core.data import training_corpus
+    for name in ("sentemb_lit", "sentemb_lit.core", "sentemb_lit.core.data"):    # a command run earlier in this
+        monkeypatch.setattr(logging.getLogger(name), "handlers", [])            # process may have shown the logs
     with caplog.at_level(logging.INFO, logger="sentemb_lit.core.data"):
         corpus = training_corpus(("sickr_train",), verbose=True)
     lines = [r.getMessage() for r in caplog.records if r.name == "sentemb_lit.core.data"]
