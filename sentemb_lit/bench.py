@@ -4,7 +4,7 @@
 
 # %% ../nbs/91_bench.ipynb #c002
 from __future__ import annotations
-import argparse, json, logging, time
+import argparse, contextlib, json, logging, time
 from typing import Sequence
 import numpy as np
 import torch
@@ -388,7 +388,8 @@ def bench_meta() -> dict:
 # %% ../nbs/91_bench.ipynb #c0121
 def _st_simcse(path: str, sentences: list[str], steps: int, batch_size: int, max_length: int, lr: float,
                seed: int, out) -> tuple:
-    "(wall seconds of trainer.train(), the model): sentence-transformers' unsupervised SimCSE, CLS pooling."
+    """(the wall time, `time.time()`, at the end of each step, the model, the trainer's optimizer):
+    sentence-transformers' unsupervised SimCSE, CLS pooling."""
     from datasets import Dataset
     try:                                     # optional: the row reads "skipped" without it (bench_train checks first)
         from sentence_transformers import (SentenceTransformer, SentenceTransformerModelCardData,
@@ -396,7 +397,13 @@ def _st_simcse(path: str, sentences: list[str], steps: int, batch_size: int, max
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
         from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     except ImportError as e: raise ImportError(f"bench --only train needs sentence-transformers: {e}") from None
-    from transformers.trainer_callback import PrinterCallback
+    from transformers.trainer_callback import PrinterCallback, TrainerCallback
+    class _Trainer(SentenceTransformerTrainer):
+        "No model-card callback (the documented way): no card is written, and its widget examples print a bar."
+        def add_model_card_callback(self, default_args_dict): pass
+    ends = []
+    class _Clock(TrainerCallback):
+        def on_step_end(self, *args, **kwargs): ends.append(time.time())
     tr = Transformer(path, max_seq_length=max_length)
     model = SentenceTransformer(modules=[tr, Pooling(tr.get_embedding_dimension(), "cls")],
                                 model_card_data=SentenceTransformerModelCardData(generate_widget_examples=False))
@@ -406,45 +413,114 @@ def _st_simcse(path: str, sentences: list[str], steps: int, batch_size: int, max
         lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.01, save_strategy="no", report_to="none",
         logging_strategy="no", disable_tqdm=True, seed=seed, dataloader_drop_last=True,
         dataloader_pin_memory=False)
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data,
-                                         loss=MultipleNegativesRankingLoss(model, scale=20.0))
+    trainer = _Trainer(model=model, args=args, train_dataset=data, loss=MultipleNegativesRankingLoss(model, scale=20.0),
+                       callbacks=[_Clock()])
     trainer.remove_callback(PrinterCallback)                          # no metrics dict printed
-    t0 = time.perf_counter()
     trainer.train()
-    return time.perf_counter() - t0, model
+    return ends, model, str(getattr(args.optim, "value", args.optim))
+
+# %% ../nbs/91_bench.ipynb #c0121q
+@contextlib.contextmanager
+def _quiet():
+    "The library's INFO lines and transformers' progress bars off (warnings still show), as they were after."
+    from sentemb_lit.core.training import _hf_bars_off
+    log = logging.getLogger("sentemb_lit")
+    level = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        with _hf_bars_off(): yield
+    finally: log.setLevel(level)
+
+class _StepEnds(logging.Handler):
+    "The times of `fit`'s 'step k of n done' records; warnings and errors passed on to the library's handlers."
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.ends = []
+    def emit(self, record):
+        if record.levelno >= logging.WARNING: logging.getLogger("sentemb_lit").handle(record)
+        elif record.levelno == logging.DEBUG and str(record.msg).startswith("step "): self.ends.append(record.created)
+
+@contextlib.contextmanager
+def _step_clock():
+    "The end times of `fit`'s steps (`time.time()`) while the block runs; its DEBUG records reach no other handler."
+    log, h = logging.getLogger("sentemb_lit.core.training"), _StepEnds()
+    was = log.level, log.propagate
+    log.addHandler(h)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    try: yield h.ends
+    finally:
+        log.removeHandler(h)
+        log.setLevel(was[0])
+        log.propagate = was[1]
+
+# %% ../nbs/91_bench.ipynb #c0121r
+def _adamw_seconds(model: nn.Module, repeats: int = 5) -> dict:
+    """Best wall seconds of one AdamW step over copies of `model`'s parameters (random gradients): torch's default
+    implementation for their device, and the fused one; alternated `repeats` times."""
+    def optimizer(**kw):
+        ps = [nn.Parameter(p.detach().clone()) for p in model.parameters()]
+        for p in ps: p.grad = torch.randn_like(p) * 1e-3
+        opt = torch.optim.AdamW(ps, lr=3e-5, weight_decay=0.01, **kw)
+        opt.step()                                                     # the first step makes the state
+        return opt
+    opts, best = {"default": optimizer(), "fused": optimizer(fused=True)}, {}
+    for _ in range(check_positive_int(repeats, "repeats")):
+        for k, opt in opts.items():
+            t0 = time.perf_counter()
+            opt.step()
+            best[k] = min(best.get(k, float("inf")), time.perf_counter() - t0)
+    return best
+
+# %% ../nbs/91_bench.ipynb #c0122a
+def _train_sides(path: str, sents: list[str], steps: int, batch_size: int, repeats: int, tmp) -> tuple:
+    """({side: seconds between consecutive step ends}, {side: encoder}, the last sentence-transformers model, its
+    optimizer's name) of `repeats` alternating runs of `steps` steps of each side. The first interval of a run (its
+    first and second steps end; the optimizer's state is made) is left out."""
+    from sentemb_lit.recipes import method_config, train
+    cfg, gaps = method_config("simcse"), {"ours": [], "st": []}
+    (tmp / "corpus.txt").write_text("\n".join(sents) + "\n", encoding="utf-8")
+    for i in range(repeats):
+        with _step_clock() as ends:
+            r = train("simcse", path, tmp / "corpus.txt", tmp / f"ours{i}", steps=steps, batch_size=batch_size,
+                      dev="none", progress=False)
+        st_ends, st, optim = _st_simcse(path, sents, steps, batch_size, cfg.max_length, cfg.lr, cfg.seed,
+                                        tmp / f"st{i}")
+        for k, e in (("ours", ends), ("st", st_ends)): gaps[k] += np.diff(e)[1:].tolist()
+    enc = {"ours": r.encoder, "st": lambda s: st.encode(s, batch_size=64, show_progress_bar=False)}
+    return gaps, enc, st, optim
 
 # %% ../nbs/91_bench.ipynb #c0122
-def bench_train(model: str = "minilm-l6", steps: int = 10, batch_size: int = 32, corpus: str = "wiki1m_head",
-                dev_limit: int | None = None, sentences: Sequence[str] | None = None) -> dict:
+def bench_train(model: str = "minilm-l6", steps: int = 20, batch_size: int = 32, corpus: str = "wiki1m_head",
+                dev_limit: int | None = None, sentences: Sequence[str] | None = None, repeats: int = 2) -> dict:
     """Seconds per step of `train("simcse")` and of sentence-transformers' trainer (MNRL, scale 20) on the same
-    model, batch, length and corpus, their ratio (theirs / ours), and the dev score of each after 2·`steps` steps."""
+    model, batch, length and corpus — the median time between consecutive step ends over `repeats` alternating runs of
+    `steps` steps — their ratio (theirs / ours), the dev score of each after `steps` steps, and one AdamW step's
+    seconds, torch's default and fused. Prints nothing (warnings aside)."""
     import importlib.util, tempfile
     from pathlib import Path
     from sentemb_lit.core.data import load_corpus
     from sentemb_lit.core.evaluation import evaluate_dev
     from sentemb_lit.core.model_cache import model_path
     from sentemb_lit.core.models import SentenceEncoder
-    from sentemb_lit.recipes import method_config, train
+    from sentemb_lit.recipes import method_config
     if importlib.util.find_spec("sentence_transformers") is None:
         return {"skipped": "sentence-transformers is not installed"}
-    check_positive_int(steps, "steps"), check_positive_int(batch_size, "batch_size")
-    sents = list(check_sentences(sentences) if sentences is not None else load_corpus(corpus))[:2 * steps * batch_size]
-    cfg, path, tmp = method_config("simcse"), model_path(model), Path(tempfile.mkdtemp())
-    (tmp / "corpus.txt").write_text("\n".join(sents) + "\n", encoding="utf-8")
-    dev = lambda enc: evaluate_dev(enc, ("stsb",), limit=dev_limit)["stsb"]
-    t, enc = {}, {}
-    for n in (steps, 2 * steps):
-        r = train("simcse", path, tmp / "corpus.txt", tmp / f"ours{n}", steps=n, batch_size=batch_size, dev="none",
-                  progress=False)
-        t["ours", n], enc["ours"] = r.seconds, r.encoder                  # fit's clock: the training loop
-        t["st", n], st = _st_simcse(path, sents, n, batch_size, cfg.max_length, cfg.lr, cfg.seed, tmp / f"st{n}")
-        enc["st"] = lambda s, m=st: m.encode(s, batch_size=64, show_progress_bar=False)
-    per = {k: (t[k, 2 * steps] - t[k, steps]) / steps for k in ("ours", "st")}
-    ratio = per["st"] / per["ours"] if per["ours"] > 0 else float("nan")     # a few tiny steps: below the clock
-    return {"model": model, "batch_size": batch_size, "max_length": cfg.max_length, "lr": cfg.lr, "steps": 2 * steps,
-            "ours_s_per_step": per["ours"], "st_s_per_step": per["st"], "ratio": ratio,
-            "dev_before": dev(SentenceEncoder.from_name(model, pooling="cls", show_progress=False)),
-            "dev_ours": dev(enc["ours"]), "dev_st": dev(enc["st"]), "threads": torch.get_num_threads()}
+    check_positive_int(steps, "steps", 3), check_positive_int(batch_size, "batch_size")
+    check_positive_int(repeats, "repeats")
+    sents = list(check_sentences(sentences) if sentences is not None else load_corpus(corpus))[:steps * batch_size]
+    cfg, dev = method_config("simcse"), lambda enc: evaluate_dev(enc, ("stsb",), limit=dev_limit)["stsb"]
+    with _quiet(), tempfile.TemporaryDirectory() as d:
+        gaps, enc, st, optim = _train_sides(model_path(model), sents, steps, batch_size, repeats, Path(d))
+        adamw = _adamw_seconds(st)
+        before = dev(SentenceEncoder.from_name(model, pooling="cls", show_progress=False))
+        scores = {k: dev(e) for k, e in enc.items()}
+    per = {k: float(np.median(v)) for k, v in gaps.items()}
+    return {"model": model, "batch_size": batch_size, "max_length": cfg.max_length, "lr": cfg.lr, "steps": steps,
+            "ours_s_per_step": per["ours"], "st_s_per_step": per["st"], "ratio": per["st"] / per["ours"],
+            "intervals": len(gaps["ours"]), "dev_before": before, "dev_ours": scores["ours"], "dev_st": scores["st"],
+            "threads": torch.get_num_threads(), "adamw_default_s": adamw["default"], "adamw_fused_s": adamw["fused"],
+            "st_optimizer": optim}
 
 # %% ../nbs/91_bench.ipynb #c012
 def _print_twin(res: dict, peak: float, dtype: str = "float32"):
@@ -459,15 +535,21 @@ def _print_twin(res: dict, peak: float, dtype: str = "float32"):
 def _print_train(r: dict) -> dict:
     "Print the training row (or 'skipped') and return it."
     print("== training step: train simcse vs sentence-transformers' MultipleNegativesRankingLoss trainer ==")
-    if "skipped" in r: print(f"  skipped: {r['skipped']}")
-    else: print(f"  {r['model']}, batch {r['batch_size']}, length {r['max_length']}, lr {r['lr']}, {r['threads']} "
-                f"thread(s): ours {r['ours_s_per_step']:.3f} s/step, sentence-transformers {r['st_s_per_step']:.3f} "
-                f"s/step, ratio {r['ratio']:.2f}; dev STS-B after {r['steps']} steps: ours {r['dev_ours']:.2f}, "
-                f"sentence-transformers {r['dev_st']:.2f} (untrained {r['dev_before']:.2f})")
+    if "skipped" in r:
+        print(f"  skipped: {r['skipped']}")
+        return r
+    print(f"  {r['model']}, batch {r['batch_size']}, length {r['max_length']}, lr {r['lr']}, {r['threads']} "
+          f"thread(s), median of {r['intervals']} steps each: ours {r['ours_s_per_step']:.3f} s/step, "
+          f"sentence-transformers {r['st_s_per_step']:.3f} s/step, ratio {r['ratio']:.2f}; dev STS-B after "
+          f"{r['steps']} steps: ours {r['dev_ours']:.2f}, sentence-transformers {r['dev_st']:.2f} (untrained "
+          f"{r['dev_before']:.2f})")
+    print(f"  one AdamW step over the model: torch's default (ours) {r['adamw_default_s']:.3f} s, fused "
+          f"(sentence-transformers' {r['st_optimizer']}) {r['adamw_fused_s']:.3f} s")
     return r
 
 # %% ../nbs/91_bench.ipynb #c012b
-def bench_main(argv=None) -> int:
+def _bench_args(argv) -> tuple:
+    "(the parsed arguments, GPU or not, the models' dtype, the GPU rows' batch or None) of `sentemb-lit bench`."
     p = argparse.ArgumentParser(prog="sentemb-lit bench", description="Speed benchmarks; ratios measured in one run.")
     p.add_argument("--only", choices=["twin", "decoding", "prompting", "sts", "imports", "train", "all"], default="all")
     p.add_argument("--json", default=None, help="also write the rows here, with the machine, date and code hash")
@@ -482,9 +564,11 @@ def bench_main(argv=None) -> int:
     if a.device == "cuda" and a.only in ("sts", "imports"): p.error(f"--only {a.only} is a CPU row; drop --device cuda")
     if a.batch_size is not None and a.batch_size < 1: p.error("--batch-size must be ≥ 1")
     gpu = a.device == "cuda"
-    dtype = getattr(torch, a.dtype or ("bfloat16" if gpu else "float32"))
-    bs = a.batch_size or (64 if gpu else None)
-    results = {}
+    return a, gpu, getattr(torch, a.dtype or ("bfloat16" if gpu else "float32")), a.batch_size or (64 if gpu else None)
+
+# %% ../nbs/91_bench.ipynb #c012c
+def _model_rows(a, gpu: bool, dtype, bs, results: dict) -> None:
+    "The rows a GPU user asks about, on `a.device`: the twin step, directional decoding, the prompt cache."
     if a.only in ("twin", "all"):
         from sentemb_lit.core.models import load_encoder
         peak = matmul_flops_per_s(4096 if gpu else 1024, device=a.device, dtype=dtype)
@@ -508,17 +592,28 @@ def bench_main(argv=None) -> int:
         kw = dict(batch_size=bs, n=4 * bs) if bs else {}
         results["prompting"] = bench_prompting(lm, ltok, **kw)
     if gpu: results["gpu"] = {"device": torch.cuda.get_device_name(0), "dtype": str(dtype)[6:], "batch_size": bs}
-    if a.only in ("sts", "all") and not gpu:
+
+# %% ../nbs/91_bench.ipynb #c012d
+def _cpu_rows(a, results: dict) -> None:
+    "The CPU-only rows: the STS evaluation, import times, the training step."
+    if a.only in ("sts", "all"):
         print("== 7-task STS evaluation vs SentEval's procedure (minilm-l6, mean, batch 128) ==")
         results["sts"] = bench_sts_eval()
         r = results["sts"]
         print(f"  evaluate_sts {r['evaluate_sts_s']:.1f} s, SentEval's procedure {r['senteval_procedure_s']:.1f} s, "
               f"ratio {r['ratio']:.2f}")
-    if a.only in ("imports", "all") and not gpu:
+    if a.only in ("imports", "all"):
         print("== import time, fresh interpreter (best of 3) ==")
         results["imports"] = bench_imports()
         for k, v in results["imports"].items(): print(f"  {k:<24} {v:6.2f} s")
-    if a.only in ("train", "all") and not gpu: results["train"] = _print_train(bench_train())
+    if a.only in ("train", "all"): results["train"] = _print_train(bench_train())
+
+def bench_main(argv=None) -> int:
+    "`sentemb-lit bench`: the rows `--only` picks, printed; with `--json`, written with the machine, date and code."
+    a, gpu, dtype, bs = _bench_args(argv)
+    results = {}
+    _model_rows(a, gpu, dtype, bs, results)
+    if not gpu: _cpu_rows(a, results)
     if a.json:
         from sentemb_lit.core.io import atomic_write_json
         atomic_write_json(a.json, json.loads(json.dumps({"meta": bench_meta()} | results, default=str)))

@@ -4,11 +4,11 @@
 
 # %% ../nbs/90_cli.ipynb #c002
 from __future__ import annotations
-import argparse, json, logging, sys
+import argparse, json, logging, os, sys
 from pathlib import Path
 from typing import Sequence
 from .core.checks import check_file, check_named_path, check_positive_int
-from .core.data import DATA_ENV, FETCH_MANIFEST, STS_TASKS, fetch_data
+from .core.data import DATA_ENV, FETCH_MANIFEST, STS_TASKS, data_root, fetch_data
 from .core.io import atomic_write_json, LockedError
 from .reproduce import PAPERS, rebuild_report, reproduce
 # torch, transformers, scipy and papermill load only when a command needs them, so `sentemb-lit --help` answers at once
@@ -59,8 +59,12 @@ def eval_sts_main(argv=None) -> int:
     p.add_argument("--json", default=None, help="also write the full results (with per-pair cosines) as JSON here")
     a = p.parse_args(argv)
     _out_file(a.json, "--json")                                         # before the model loads
-    from sentemb_lit.core.data import STS_TASKS
+    if unknown := [t for t in a.tasks or () if t not in STS_TASKS]:
+        raise ValueError(f"--tasks: unknown task(s) {unknown}; choose from {list(STS_TASKS)}")
+    if a.limit == 1: raise ValueError("--limit: limit must be None or an int ≥ 2 (pairs per task), got 1")
+    if a.data_root is not None or os.environ.get(DATA_ENV): data_root(a.data_root)      # an existing folder
     from sentemb_lit.core.evaluation import evaluate_sts
+    import sentemb_lit.jtcse.twin                 # registers a trained twin's model type: its folder loads by path
     from sentemb_lit.core.models import SentenceEncoder
     from sentemb_lit.core.results import markdown_table
     enc = SentenceEncoder.from_name(a.model, pooling=a.pooling, batch_size=a.batch_size)

@@ -56,7 +56,11 @@ def _usage(info: dict) -> str:
         "With transformers alone: `AutoModel.from_pretrained(path" + trust + ")` and `AutoTokenizer.from_pretrained("
         "path" + trust + ")`, then " + ("CLS of `last_hidden_state`." if info["pooling"] == "cls" else
                                         "the mean of `last_hidden_state` over the attention mask.") +
-        (" A twin loads without the flag after `import sentemb_lit.jtcse.twin`." if info["twin"] else ""), ""])
+        (" A twin loads without the flag after `import sentemb_lit.jtcse.twin`. Its tokenizer is its towers' own: "
+         "`AutoTokenizer.from_pretrained(path)` reads config.json, which names the twin's model code, and so asks "
+         "whether to trust it; the class `tokenizer_config.json` names (e.g. `BertTokenizerFast.from_pretrained(path)`"
+         ") or `AutoTokenizer.from_pretrained(path, tokenizer_type=\"bert\")` loads it without asking."
+         if info["twin"] else ""), ""])
 
 # %% ../nbs/90c_model_card.ipynb #mc011
 def _cell(v) -> str: return str(v).replace("|", "\\|").replace("\n", " ")
@@ -83,7 +87,8 @@ def _evaluation(info: dict) -> str:
         out += ["STS test (Spearman ×100 of cosine similarities, SentEval's protocol):", "",
                 "| " + " | ".join(sts) + " |", "|" + "---|" * len(sts),
                 "| " + " | ".join(f"{v:.2f}" for v in sts.values()) + " |", ""]
-    else: out += ["STS test scores were not measured (`sentemb-lit eval-sts --model PATH --pooling cls`).", ""]
+    else: out += ["STS test scores were not measured (`sentemb-lit eval-sts --model PATH --pooling "
+                  f"{info['pooling']}`).", ""]
     return "\n".join(out)
 
 # %% ../nbs/90c_model_card.ipynb #mc014

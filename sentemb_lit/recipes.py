@@ -10,19 +10,20 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np, torch
 from .core.checks import (check_choice, check_file, check_flag, check_number, check_path,
-                                     check_positive_int)
+                                     check_positive_int, check_sentences, check_type)
 from .core.evaluation import correlations, cosine_scores, evaluate_dev, evaluate_sts
 from .core.io import atomic_write_json, fingerprint
 from .core.model_cache import MODEL_REGISTRY
 from .core.models import SentenceEncoder, load_causal_lm, load_encoder
-from .core.training import CHECKPOINT, fit
-from .jtcse.step import SimCSEHead, make_loss_fn, official_config
-from .jtcse.train import inference_encoder, make_batch_at, prepare_model
+from .core.training import CHECKPOINT
+from .jtcse.step import JTCSEConfig, official_config
+from .jtcse.train import inference_encoder, train as jtcse_train
 from .jtcse.twin import TwinTowerEncoder, export_sentence_transformer
 from .jtcse.twin_model import TwinTowerModel
 from .jtcse.cross_attention import CAELConfig
 from .ranking.chains import FILTERS, RankingSettings, filter_chains
-from .ranking.posttraining import RankStudent, RankingConfig, chain_loss, same_tokenizer
+from .ranking.posttraining import RankStudent, RankingConfig
+from .ranking.runs import posttrain
 from .model_card import field_docs, write_model_card
 
 _log = logging.getLogger(__name__)             # the library logs; the command prints these lines on stdout
@@ -30,7 +31,7 @@ _log = logging.getLogger(__name__)             # the library logs; the command p
 # %% auto #0
 __all__ = ['METHODS', 'TWINS', 'DEFAULT_DECODER', 'RANKING_DECODING', 'read_corpus', 'read_scored_pairs', 'dev_evaluator',
            'dev_description', 'method_config', 'settings_table', 'load_start', 'load_twin', 'ranking_lists',
-           'read_chain_file', 'decode_chains', 'ranking_models', 'TrainResult', 'train']
+           'read_chain_file', 'decode_chains', 'ranking_pooling', 'TrainResult', 'train']
 
 # %% ../nbs/90b_train.ipynb #rc005
 METHODS = {
@@ -52,12 +53,16 @@ def _jsonl_sentence(path: Path, i: int, line: str) -> str:
                          f"got {line[:60]!r}")
     return s.strip()
 
+def _text_lines(path: Path, what: str) -> list[str]:
+    "The lines of a user's UTF-8 text file; a file of other bytes is an error naming it and the first bad byte."
+    try: return path.read_bytes().decode("utf-8").removeprefix("\ufeff").splitlines()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what} {str(path)!r}: byte {e.start} is not UTF-8 text (save it as UTF-8)") from None
+
 def read_corpus(path) -> list[str]:
     "The sentences of a text file (one per line, blank lines skipped) or a .jsonl file (a string or {'text': …} each)."
     path = check_file(path, "corpus")
-    try: lines = path.read_bytes().decode("utf-8").removeprefix("\ufeff").splitlines()
-    except UnicodeDecodeError as e:
-        raise ValueError(f"corpus {str(path)!r}: byte {e.start} is not UTF-8 text (save it as UTF-8)") from None
+    lines = _text_lines(path, "corpus")
     if path.suffix == ".jsonl": out = [_jsonl_sentence(path, i, l) for i, l in enumerate(lines, 1) if l.strip()]
     else: out = [l.strip() for l in lines if l.strip()]
     if not out: raise ValueError(f"corpus {str(path)!r} holds no sentences")
@@ -83,7 +88,7 @@ def _pair_row(path: Path, i: int, line: str) -> tuple[str, str, float]:
 def read_scored_pairs(path) -> tuple[list[str], list[str], np.ndarray]:
     "(sentences 1, sentences 2, scores) of a dev file: TSV score<TAB>sentence1<TAB>sentence2 (header optional), .jsonl."
     path = check_file(path, "dev file")
-    lines = [(i, l) for i, l in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if l.strip()]
+    lines = [(i, l) for i, l in enumerate(_text_lines(path, "dev file"), 1) if l.strip()]
     if lines and lines[0][1].split("\t") == ["score", "sentence1", "sentence2"]: lines = lines[1:]
     rows = [_pair_row(path, i, l) for i, l in lines]
     if len(rows) < 2 or len({r[2] for r in rows}) < 2:
@@ -104,6 +109,7 @@ def dev_evaluator(dev, encode, root=None, limit: int | None = None):
 
 def dev_description(dev) -> str:
     "What a dev setting means, in words (the run's output and the model card)."
+    check_path(dev, "dev")
     if dev == "none": return "none: no dev evaluation; the weights of the last step are kept"
     if dev == "stsb": return "STS-B dev split (Spearman ×100 of cosines); the best dev step is kept"
     return f"your scored pairs `{Path(dev).name}` (Spearman ×100 of cosines); the best dev step is kept"
@@ -120,6 +126,7 @@ def method_config(method: str, n_layers: int = 12, **overrides):
 
 def settings_table(config) -> list[tuple[str, object, str]]:
     "(field, value, its documentation) of every field of a configuration."
+    check_type(config, "config", (JTCSEConfig, RankingConfig), "a JTCSEConfig or RankingConfig (method_config's)")
     docs = field_docs(type(config))
     return [(k, v, docs.get(k, "")) for k, v in config.to_dict().items()]
 
@@ -134,6 +141,7 @@ def _names(model) -> list[str]:
 
 def load_start(method: str, model, device=None) -> tuple:
     "(model, tokenizer) a run starts from: a tower, or a TwinTowerEncoder of one name (both towers) or two."
+    check_choice(method, "method", METHODS)
     names = _names(model)
     if method not in TWINS:
         if len(names) > 1: raise ValueError(f"model: method {method!r} trains one tower; got two names {names}")
@@ -146,7 +154,7 @@ def load_start(method: str, model, device=None) -> tuple:
 def load_twin(folder, device=None) -> TwinTowerEncoder:
     "A trained twin from its folder: a save_pretrained folder (twin_config.json) or a trained / exported twin."
     from transformers import AutoModel, AutoTokenizer
-    folder = check_path(folder, "teacher")
+    folder = check_path(folder, "teacher folder")
     if (folder / "twin_config.json").is_file(): return TwinTowerEncoder.from_pretrained(folder, device=device)
     try: kind = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
     except (OSError, ValueError, AttributeError): kind = None
@@ -165,6 +173,9 @@ RANKING_DECODING = dict(mode="controlled", prompt="ours", rounds=24, max_new_tok
 
 def ranking_lists(records: list[dict], filters: Sequence[str] = FILTERS, least: int = 3) -> list[list[str]]:
     "Training lists of chain records: kept by `filters`, repeats collapsed (first occurrence), >= `least` sentences."
+    check_type(records, "records", list, "a list of chain records (dicts)")
+    if bad := [i for i, r in enumerate(records) if not isinstance(r, dict)]:
+        raise TypeError(f"records[{bad[0]}] must be a chain record (a dict), got {type(records[bad[0]]).__name__}")
     kept, _ = filter_chains(records, rules=list(filters))
     lists = ([s for s in dict.fromkeys(r["chain"]) if s.strip()] for r in kept)     # no repeat, no empty sentence
     return [c for c in lists if len(c) >= least]
@@ -176,7 +187,7 @@ def read_chain_file(path) -> list[list[str]]:
         from sentemb_lit.ranking.chain_jobs import read_chains
         return ranking_lists(read_chains(path))
     out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(_text_lines(path, "chains"), 1):
         if not line.strip(): continue
         try: rec = json.loads(line)
         except ValueError: raise ValueError(f"chains {path}:{i} is not JSON: {line[:60]!r}") from None
@@ -190,13 +201,18 @@ def read_chain_file(path) -> list[list[str]]:
 def decode_chains(sources: list[str], decoder: str, out: Path, decoding: dict | None = None, device=None,
                   progress: bool = True) -> list[list[str]]:
     "Decode a chain per source into `out` (resumable), logging the measured seconds per chain first; training lists."
+    sources, out = check_sentences(sources, "sources"), check_path(out, "out")
+    if not (isinstance(decoder, (str, os.PathLike)) and str(decoder).strip()):
+        raise TypeError(f"decoder must be a model name or folder, got {type(decoder).__name__}: {decoder!r:.60}")
     from sentemb_lit.ranking.chain_jobs import read_chains, run_ranking_job        # the chain job, when decoding
     d = RANKING_DECODING | (decoding or {})
     settings = RankingSettings(model=str(decoder), **{k: v for k, v in d.items() if k != "filters"})
     sources = list(dict.fromkeys(sources))                       # one chain per distinct source
     lm, ltok = load_causal_lm(decoder, device=device)
     first = sources[:settings.batch_size]
-    run_ranking_job(settings, first, out, model=lm, tokenizer=ltok, input_sources=sources)
+    _log.info(f"  decoding {len(sources)} chains with {decoder} ({settings.rounds} rounds); timing the first "
+              f"{len(first)} ...")
+    run_ranking_job(settings, first, out, model=lm, tokenizer=ltok, input_sources=sources, quiet=not progress)
     per = float(np.mean([r["seconds"] for r in read_chains(out) if r["source"] in set(first)]))
     _log.info(f"  decoding {len(sources)} chains with {decoder} ({settings.rounds} rounds): {per:.2f} s per chain, "
               f"measured on the first {len(first)}; about {per * len(sources) / 60:.1f} min in all")
@@ -206,59 +222,11 @@ def decode_chains(sources: list[str], decoder: str, out: Path, decoding: dict | 
     return lists
 
 # %% ../nbs/90b_train.ipynb #rc031
-def _keeper(module: torch.nn.Module) -> tuple:
-    "(save_best, restore_best) for `fit`: the module's weights as a tensors-only file in the best folder."
-    save = lambda d: torch.save({k: v.detach().cpu() for k, v in module.state_dict().items()}, Path(d) / "state.pt")
-    restore = lambda d: module.load_state_dict(torch.load(Path(d) / "state.pt", map_location="cpu", weights_only=True))
-    return save, restore
-
-def _fit_jtcse(config, model, tok, corpus, run_dir: Path, teacher, evaluate, progress: bool, run_info: dict):
-    "Train a tower or twin as `config` says (the step of 11c_jtcse_step) through `fit`; the best dev weights back."
-    prepare_model(model, config)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr,
-                            weight_decay=config.weight_decay)
-    modules = {"model": model}
-    if config.mlp_only_train:                      # SimCSE's head: trained and checkpointed, never exported
-        modules["head"] = SimCSEHead(model.config.hidden_size, seed=config.seed)
-        opt.add_param_group({"params": list(modules["head"].parameters())})
-    save, restore = _keeper(model)
-    return fit(modules, opt, make_loss_fn(config, model, teacher, modules.get("head")),
-               make_batch_at(corpus, tok, config), config.n_steps, run_dir, evaluate=evaluate,
-               eval_every=config.eval_every if evaluate else 0, save_best=save, restore_best=restore,
-               ckpt_every=config.ckpt_every, seed=config.seed, on_nonfinite=config.on_nonfinite,
-               max_grad_norm=config.max_grad_norm, progress=progress, desc=run_info["method"], config=run_info,
-               config_file="config.json", patience=config.patience, patience_growth=config.patience_growth)
-
-# %% ../nbs/90b_train.ipynb #rc032
-def ranking_models(student, tok, name: str, teacher, config: RankingConfig) -> tuple:
-    "(student RankStudent, frozen teacher RankStudent, the teacher's own tokenizer or None when it is the student's)."
-    spec = MODEL_REGISTRY.get(name)
-    pooling = config.pooling or (spec.pooling if spec else "cls")
-    if teacher is None: tenc, ttok, tpool = copy.deepcopy(student), None, config.teacher_pooling or pooling
-    else:
-        tenc, ttok = load_encoder(str(teacher), device=next(student.parameters()).device)
-        tspec = MODEL_REGISTRY.get(str(teacher))
-        ttok, tpool = None if same_tokenizer(ttok, tok) else ttok, config.teacher_pooling or (
-            tspec.pooling if tspec else pooling)
-    teacher_model = RankStudent(tenc, tpool, mlp=False).requires_grad_(False).eval()
-    return RankStudent(student, pooling, config.mlp), teacher_model, ttok
-
-def _fit_ranking(config: RankingConfig, model, teacher, ttok, tok, chains, run_dir, evaluate, progress, run_info):
-    "ListMLE post-training on `chains` with posttrain's recipe through `fit`; the best dev weights back."
-    total, n, gen = config.n_steps or config.epochs * len(chains), len(chains), torch.Generator()
-    rng = np.random.default_rng(config.seed)
-    orders = [rng.permutation(n) for _ in range(-(-total // n))]           # a seeded order per epoch
-    def loss_fn(chain, step):
-        gen.manual_seed(config.seed * 100003 + step)                       # one tie-break permutation per step
-        return chain_loss(model, teacher, tok, chain, config.mode, config.omega, config.index_mode, config.tau,
-                          config.tau2, config.max_length, gen, ttok, config.listmle_form)
-    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / total))      # linear decay to 0
-    save, restore = _keeper(model)
-    return fit({"student": model}, opt, loss_fn, lambda step: chains[int(orders[(step - 1) // n][(step - 1) % n])],
-               total, run_dir, evaluate=evaluate, eval_every=config.eval_every if evaluate else 0, save_best=save,
-               restore_best=restore, scheduler=sched, max_grad_norm=config.max_grad_norm, seed=config.seed,
-               progress=progress, desc="ranking", config=run_info, config_file="config.json")
+def ranking_pooling(name: str, config: RankingConfig) -> str:
+    "The student's pooling: `config.pooling`, else a registry model's own, else CLS (the paper's)."
+    check_type(config, "config", RankingConfig)
+    spec = MODEL_REGISTRY.get(name) if isinstance(name, str) else None
+    return config.pooling or (spec.pooling if spec else "cls")
 
 # %% ../nbs/90b_train.ipynb #rc034
 @dataclass
@@ -334,6 +302,7 @@ def _check_train(method, out_dir, teacher, chains, decoder, corpus, steps, batch
     if dev not in ("stsb", "none"): check_file(dev, "dev")
     for name, f in (("corpus", corpus), ("chains", chains)):
         if f is not None: check_file(f, name)
+    if corpus is not None: read_corpus(corpus)                  # no sentence, or not UTF-8: refused before run/ exists
     bad = sorted(set(decoding or {}) - set(RANKING_DECODING)) or sorted(set((decoding or {}).get("filters", ())) -
                                                                         set(FILTERS))
     if bad: raise ValueError(f"decoding: unknown setting(s) or filter(s) {bad}; settings {sorted(RANKING_DECODING)}, "
@@ -442,14 +411,17 @@ def _ranking_data(chains, corpus, decoder, run_dir: Path, decoding, device, prog
 
 # %% ../nbs/90b_train.ipynb #rc042
 def _run(method, config, start, tok, names, data, teacher, dev, dev_limit, run_dir, progress, device) -> tuple:
-    "(fit's result, the trained model): the run's `fit`, keyed for a resume by everything its result depends on."
+    "(fit's result, the trained model): the method's own training call, its resume keyed by all its result depends on."
     info = {"method": method, "model": names, "settings": config.to_dict(), "data": fingerprint(data),
             "teacher": None if teacher is None else str(teacher), "dev": str(dev), "dev_limit": dev_limit,
             "dev_data": None if dev in ("stsb", "none") else fingerprint(read_scored_pairs(dev)[0])}
     if isinstance(config, RankingConfig):
-        model, tmodel, ttok = ranking_models(start, tok, names[0], teacher, config)
-        ev = dev_evaluator(dev, SentenceEncoder(start, tok, model.pooling, show_progress=False), limit=dev_limit)
-        return _fit_ranking(config, model, tmodel, ttok, tok, data, run_dir, ev, progress, info), model
+        pooling = ranking_pooling(names[0], config)
+        ev = dev_evaluator(dev, SentenceEncoder(start, tok, pooling, show_progress=False), limit=dev_limit)
+        r = posttrain(data, run_dir, student=(start, tok), teacher=None if teacher is None else str(teacher),
+                      progress=progress, dev=ev or "none", run_info=info, **(config.to_dict() | {"pooling": pooling}))
+        return r["fit"], r["student"]
     twin = load_twin(teacher, device) if teacher is not None else None
     ev = dev_evaluator(dev, _encoder(start, tok), limit=dev_limit)
-    return _fit_jtcse(config, start, tok, data, run_dir, twin, ev, progress, info), start
+    return jtcse_train(config, start, tok, data, run_dir, teacher=twin, progress=progress, desc=method, evaluate=ev,
+                       run_info=info), start

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import argparse, sys
 from pathlib import Path
+from .core.checks import check_path
 from .core.store import RECORD, verify_store
 from .stats.predictions import verify_predictions
 
@@ -15,14 +16,14 @@ __all__ = ['store_roots', 'verify_project', 'verify_main']
 # %% ../nbs/90d_verify.ipynb #v11
 def store_roots(project) -> list[Path]:
     "Every store root under project/papers/*/store (the folders holding <name>/<key>/record.json)."
-    papers = Path(project) / "papers"
+    papers = check_path(project, "project") / "papers"
     if not papers.is_dir(): raise FileNotFoundError(f"project {str(project)!r} has no papers/ folder")
     return sorted({p.parents[2] for p in papers.glob(f"*/store/**/{RECORD}")})
 
 def verify_project(project) -> dict:
     """Read back every store record and every predictions file of `project`: {'stores': {root: counts},
     'predictions': {run: names}}; the first record that fails raises, naming it."""
-    project = Path(project)
+    project = check_path(project, "project")
     stores = {r.relative_to(project).as_posix(): verify_store(r) for r in store_roots(project)}
     runs = sorted(p.parent for p in (project / "papers").glob("*/runs/*/predictions") if p.is_dir())
     return {"stores": stores, "predictions": {r.relative_to(project).as_posix(): verify_predictions(r) for r in runs}}

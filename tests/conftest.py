@@ -1,4 +1,4 @@
-import os, socket
+import contextlib, os, socket, subprocess, sys
 from pathlib import Path
 import pytest
 
@@ -45,3 +45,30 @@ def minilm_mean(data_root):
     from sentemb_lit.core.models import SentenceEncoder, load_encoder
     model, tok = load_encoder("minilm-l6")
     return SentenceEncoder(model, tok, "mean", show_progress=False)
+
+
+_HOLD = """
+import sys, time
+from sentemb_lit.core.io import exclusive
+with exclusive(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def lock_holder():
+    """`with lock_holder(path):` another process holds `core.io.exclusive(path)` for the block (it has taken the lock
+    when the block starts, and is killed when it ends), so a test sees what a second writer meets."""
+    @contextlib.contextmanager
+    def hold(path):
+        proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline().strip()
+            assert line == "held", f"the lock-holding process did not take the lock of {path} (said {line!r})"
+            yield proc
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+    return hold

@@ -136,13 +136,61 @@ def test_the_walker_resolves_relative_imports_in_folders():
     assert imports_of(src, "sentemb_lit.jtcse") == {"core.io", "jtcse.losses", "jtcse.step"}
 
 
-@pytest.mark.parametrize("chunk", [MODULES[i::2] for i in range(2)], ids=["even", "odd"])
-def test_each_module_imports_alone_in_a_fresh_interpreter(chunk):
+# One interpreter per chunk loads the third-party libraries every module needs (torch, transformers), then forks a
+# child per module that imports it: each child starts with no sentemb_lit module loaded, so a module that works only
+# after another of ours was imported fails here, as in a fresh interpreter, without paying torch's import each time.
+FORKING_IMPORTER = r"""
+import importlib, json, os, sys, traceback, warnings
+warnings.simplefilter("ignore")
+import torch, transformers
+from transformers import PreTrainedModel
+assert not [m for m in sys.modules if m.split(".")[0] == "sentemb_lit"], "sentemb_lit was loaded before the fork"
+out = {}
+for m in sys.argv[1:]:
+    if not hasattr(os, "fork"):                                   # no fork (Windows): a fresh interpreter each
+        import subprocess
+        p = subprocess.run([sys.executable, "-c", "import sentemb_lit." + m], capture_output=True, text=True)
+        out[m] = [p.returncode, p.stderr[-1500:]]
+        continue
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try: importlib.import_module("sentemb_lit." + m); code, msg = 0, ""
+        except BaseException: code, msg = 1, traceback.format_exc()[-1500:]
+        os.write(w, msg.encode()); os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as f: err = f.read().decode()
+    out[m] = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), err]
+print(json.dumps(out))
+"""
+
+
+def test_each_module_imports_alone_in_a_fresh_interpreter():
+    import json
     env = os.environ | {"PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-    def run(m):
-        r = subprocess.run([sys.executable, "-c", f"import sentemb_lit.{m}"], env=env, capture_output=True, text=True,
-                           timeout=300)
-        return m, r.returncode, r.stderr[-1500:]
-    with ThreadPoolExecutor(2) as ex: results = list(ex.map(run, chunk))
-    failed = [(m, err) for m, rc, err in results if rc != 0]
+    def run(chunk):
+        r = subprocess.run([sys.executable, "-c", FORKING_IMPORTER, *chunk], env=env, capture_output=True, text=True,
+                           timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    with ThreadPoolExecutor(2) as ex: results = {k: v for part in ex.map(run, [MODULES[0::2], MODULES[1::2]])
+                                                 for k, v in part.items()}
+    assert sorted(results) == MODULES                                       # every module was tried
+    failed = {m: err for m, (rc, err) in results.items() if rc != 0}
     assert not failed, failed
+
+
+def test_the_forking_importer_catches_a_module_that_needs_another_first(tmp_path):
+    "A package whose module works only after its sibling was imported fails under the importer (each child is fresh)."
+    import json
+    pkg = tmp_path / "sentemb_lit"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("import sys\nX = 1\n")
+    (pkg / "b.py").write_text("import sys\nY = sys.modules['sentemb_lit.a'].X\n")        # needs a imported first
+    env = os.environ | {"PYTHONPATH": str(tmp_path), "PYTHONWARNINGS": "ignore"}
+    r = subprocess.run([sys.executable, "-c", FORKING_IMPORTER, "a", "b", "a"], env=env, capture_output=True,
+                       text=True, timeout=600, cwd=tmp_path)
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["a"][0] == 0 and got["b"][0] == 1 and "KeyError" in got["b"][1], got

@@ -11,6 +11,8 @@ PKG = Path(sentemb_lit.__file__).parent
 KEPT = {("cli", "*"): "the command line's own output",
         ("verify", "verify_main"): "the `verify` command's output: one line per store and run it checked",
         ("bench", "_print_train"): "the `bench --only train` row: seconds per step, their ratio and both dev scores",
+        ("bench", "_model_rows"): "bench's report: the model rows (called by bench_main only)",
+        ("bench", "_cpu_rows"): "bench's report: the CPU rows (called by bench_main only)",
         ("reproduce", "reproduce"): "the `reproduce` command's first line, the project folder, before anything runs",
         ("reproduce", "reproduce_paper"): "the `reproduce` command's progress: a line as each notebook starts and ends",
         ("bench", "bench_main"): "the `sentemb-lit bench` command's report",

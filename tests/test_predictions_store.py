@@ -59,27 +59,16 @@ def test_a_kill_after_each_write_step_leaves_the_old_or_the_new_record(tmp_path,
         ["MANIFEST.json", "m.npz"]                                                   # nothing left behind
 
 
-def test_a_second_writer_waits_then_is_refused_before_writing(tmp_path, monkeypatch):         # (d)
+def test_a_second_writer_waits_then_is_refused_before_writing(tmp_path, monkeypatch, lock_holder):  # (d)
     P.save_predictions(tmp_path, "m", G, SEEDS)
     before = {p.name: p.read_bytes() for p in (tmp_path / "predictions").iterdir()}
-    hold = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import time
-        from sentemb_lit.core.io import exclusive
-        with exclusive({str(_manifest(tmp_path))!r}):
-            print("held", flush=True)
-            time.sleep(30)
-    """)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert hold.stdout.readline().strip() == "held"
+    with lock_holder(_manifest(tmp_path)):
         real = P.exclusive
         monkeypatch.setattr(P, "exclusive", lambda path, wait=0: real(path, wait=0.5))
         with pytest.raises(LockedError, match="in use by another process"):
             P.save_predictions(tmp_path, "n", G, SEEDS)
         after = {p.name: p.read_bytes() for p in (tmp_path / "predictions").iterdir() if not p.name.endswith(".lock")}
         assert after == {k: v for k, v in before.items() if not k.endswith(".lock")}        # nothing written
-    finally:
-        hold.kill()
-        hold.wait()
 
 
 @pytest.mark.parametrize("bad", [dict(info={"x": float("nan")}), dict(info=[1]), dict(info={"x": object()}),

@@ -55,25 +55,9 @@ SKIP["jtcse.cross_attention.extended_attention_mask"] = (
     "a building block inside every layer's forward: it checks the mask's type and shape only, never its values, so it "
     "costs no device synchronisation per layer; the values (0/1) are checked once per forward by lockstep_forward "
     "(nbs/11 §4), which is walked")
-# Names outside issue 44's surface that fail the walk today. The walk had been left on the 4 top-level modules by the
-# move into subpackages (issue 43); walking every subpackage again found these in modules other owners are changing.
-# Each is its owner's to fix, then to drop from here (an entry that passes shows as XPASS).
-_IN_PROGRESS = "in progress with the one store (issue 43): no argument check yet"
-KNOWN = {
-    "core.evaluation.cosine_scores": "an int beyond float range reaches np.asarray(float) (core/02_evaluation)",
-    "core.evaluation.correlations": "an int beyond float range reaches np.asarray(float) (core/02_evaluation)",
-    "core.similarity.cos_matrix": "no argument check: torch's own message (core/02a_similarity)",
-    "core.kv_cache.new_cache": "no argument check: a bare AttributeError (core/01c_kv_cache)",
-    "core.kv_cache.cache_kwargs": "no argument check: a bare AttributeError (core/01c_kv_cache)",
-    "core.kv_cache.returned_cache": "no argument check: a bare AttributeError (core/01c_kv_cache)",
-    "jtcse.losses.tmc_loss_kt": "an int beyond float range for k reaches torch (jtcse/10_tensor_modulus_loss)",
-    "core.store.legacy_key": _IN_PROGRESS, "core.store.read_acks": _IN_PROGRESS, "core.store.ack_line": _IN_PROGRESS,
-    "stats.predictions.seal_manifest": _IN_PROGRESS, "verify.store_roots": _IN_PROGRESS,
-    "verify.verify_project": _IN_PROGRESS,
-    **{f"recipes.{n}": "the train command's recipes, in progress: arguments not yet checked"
-       for n in ("read_scored_pairs", "dev_description", "settings_table", "load_start", "load_twin", "ranking_lists",
-                 "read_chain_file", "decode_chains", "ranking_models")},
-}
+# Names known to fail the walk, each with its reason (an entry that passes shows as XPASS): none today. A new entry
+# is a debt with a reason, to be paid and dropped.
+KNOWN: dict[str, str] = {}
 
 
 INTERNAL = (AttributeError, IndexError, ZeroDivisionError, UnboundLocalError, NameError, RecursionError,

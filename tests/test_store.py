@@ -139,25 +139,15 @@ def test_a_kill_after_each_write_step_leaves_a_readable_store(tmp_path, step):  
     assert verify_store(tmp_path)["records"] == 1                                   # no stray temporary left
 
 
-def test_a_second_writer_waits_and_writes_nothing_while_the_first_holds_the_record(tmp_path, monkeypatch):  # (d)
+def test_a_second_writer_waits_and_writes_nothing_while_the_first_holds_the_record(tmp_path, monkeypatch,  # (d)
+                                                                                    lock_holder):
     store, k = KeyedStore(tmp_path), cache_key(DEMO, {"lr": 1})
-    hold = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import sys, time
-        from sentemb_lit.core.io import exclusive
-        with exclusive({str(store.path('r', k))!r}):
-            print('held', flush=True)
-            time.sleep(30)
-    """)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert hold.stdout.readline().strip() == "held"
+    with lock_holder(store.path("r", k)):
         real = S.exclusive
         monkeypatch.setattr(S, "exclusive", lambda path, wait=0: real(path, wait=0.5))
         with pytest.raises(LockedError, match="in use by another process"):
             store.save("r", k, {"score": 1.0})
         assert not (store.path("r", k) / "record.json").exists()                    # refused before writing
-    finally:
-        hold.kill()
-        hold.wait()
     assert store.save("r", k, {"score": 1.0}) == {"score": 1.0}
 
 

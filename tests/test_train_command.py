@@ -85,7 +85,9 @@ def test_the_folders_load_where_sentemb_lit_cannot_be_imported(work, trained, tm
             f"for name, trust in (('simcse', False), ('jtcse', True)):\n"
             f"    m = SentenceTransformer({str(work)!r} + '/' + name, device='cpu', trust_remote_code=trust)\n"
             f"    d[name] = float(np.abs(m.encode({SENTS!r}) - np.load({str(tmp_path)!r} + f'/{{name}}.npy')).max())\n"
-            f"AutoTokenizer.from_pretrained({str(work / 'jtcse')!r}, trust_remote_code=True)\nprint(json.dumps(d))\n")
+            f"AutoTokenizer.from_pretrained({str(work / 'jtcse')!r}, trust_remote_code=True)\n"
+            f"t = AutoTokenizer.from_pretrained({str(work / 'jtcse')!r}, tokenizer_type='bert')\n"   # the card's way,
+            "assert t('a b')['input_ids'][0] == t.cls_token_id\nprint(json.dumps(d))\n")          # never asking
     env = os.environ | {"HF_MODULES_CACHE": str(tmp_path / "modules"), "OMP_NUM_THREADS": "1"}
     r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=300, env=env,
                        stdin=subprocess.DEVNULL)
@@ -105,6 +107,7 @@ def test_the_model_card_parses_and_names_every_setting(work, trained):
         assert all(f"| `{k}` |" in text for k in JTCSEConfig.__dataclass_fields__)
         assert "## Usage" in text and "## Training details" in text and "## Evaluation" in text
     assert front["metrics"] == [] and "trust_remote_code=True" in text                     # jtcse: dev none, a twin
+    assert 'tokenizer_type="bert"' in text                 # the twin's tokenizer, without the trust question
     summary = json.loads((work / "simcse" / "run" / "train.json").read_text())
     assert summary["finished"] and summary["steps"] == 3 and [s for s, _ in summary["dev_curve"]] == [0, 3]
     assert (work / "simcse" / "run" / "log.jsonl").is_file() and not (work / "simcse" / "run" / "best").exists()
@@ -138,14 +141,14 @@ def test_ranking_from_a_corpus_decodes_with_a_tiny_llama(work):
 
 def test_a_resume_continues_an_interrupted_run(work, tmp_path, monkeypatch):
     import sentemb_lit.recipes as R
-    real = R.fit
-    def interrupted(*a, **kw):
-        real(*a, **kw | {"ckpt_every": 1, "stop_after": 2})
+    real = R.jtcse_train                          # the JTCSE family's training call, stopped after step 2
+    def interrupted(config, *a, **kw):
+        real(type(config)(**(config.to_dict() | {"ckpt_every": 1})), *a, **kw | {"stop_after": 2})
         raise KeyboardInterrupt
-    monkeypatch.setattr(R, "fit", interrupted)
+    monkeypatch.setattr(R, "jtcse_train", interrupted)
     args = ("simcse", str(work / "bert"), work / "corpus.txt", tmp_path / "out")
     with pytest.raises(KeyboardInterrupt): R.train(*args, steps=4, batch_size=4, dev="none", progress=False)
-    monkeypatch.setattr(R, "fit", real)
+    monkeypatch.setattr(R, "jtcse_train", real)
     with pytest.raises(FileExistsError, match="pass resume=True"): R.train(*args, steps=4, batch_size=4, dev="none")
     r = R.train(*args, steps=4, batch_size=4, dev="none", resume=True, progress=False)
     fit_json = json.loads((tmp_path / "out" / "run" / "fit.json").read_text())

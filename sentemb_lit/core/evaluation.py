@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Callable, Sequence
 import numpy as np, pandas as pd
 from scipy.stats import pearsonr, spearmanr
-from .checks import check_type
+from .checks import check_float_array, check_type
 from .data import STS_TASKS, STSData, load_sts
 
 # %% auto #0
@@ -24,19 +24,22 @@ def cosine_scores(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))   # ŷ = cos(f(s1), f(s2))
 
 # %% ../../nbs/core/02_evaluation.ipynb #c2ccc578
+def _numbers(x, name: str) -> np.ndarray:
+    "`x` as a float64 array; text, a path, or a value no float holds (10**400) is a TypeError naming `name`."
+    if isinstance(x, (str, bytes)) or hasattr(x, "__fspath__") or isinstance(x, (list, tuple)) and any(
+            isinstance(v, (str, bytes)) for v in x):
+        raise TypeError(f"{name} must be numbers (an array), got {type(x).__name__}")
+    return check_float_array(x, name, finite=False)
+
 def _check_embedding_pair(a, b) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(a, (str, bytes)) or hasattr(a, "__fspath__") or isinstance(a, (list, tuple)) and any(
-            isinstance(v, (str, bytes)) for v in a):
-        raise TypeError(f"cosine_scores: a must be numbers (an array), got {type(a).__name__}")
-    if isinstance(b, (str, bytes)) or hasattr(b, "__fspath__") or isinstance(b, (list, tuple)) and any(
-            isinstance(v, (str, bytes)) for v in b):
-        raise TypeError(f"cosine_scores: b must be numbers (an array), got {type(b).__name__}")
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = _numbers(a, "cosine_scores: a"), _numbers(b, "cosine_scores: b")
     if a.shape != b.shape or a.ndim != 2:
         raise ValueError(f"cosine_scores: a and b must be two [N, d] arrays of one shape, got {a.shape} and {b.shape}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()): raise ValueError("embeddings contain NaN or inf")
+    if bad := [n for n, x in (("a", a), ("b", b)) if not np.isfinite(x).all()]:
+        raise ValueError(f"cosine_scores: embeddings contain NaN or inf ({' and '.join(bad)})")
     zero = np.flatnonzero((np.linalg.norm(a, axis=1) == 0) | (np.linalg.norm(b, axis=1) == 0))
-    if len(zero): raise ValueError(f"{len(zero)} zero embedding(s) (first at pair {zero[0]}): cosine is undefined")
+    if len(zero): raise ValueError(f"cosine_scores: {len(zero)} zero embedding(s) in a or b (first at pair {zero[0]}): "
+                                   "cosine is undefined")
     return a, b
 
 # %% ../../nbs/core/02_evaluation.ipynb #e213111b
@@ -47,27 +50,21 @@ def correlations(pred: np.ndarray, gold: np.ndarray, what: str = "pairs") -> dic
             "n": int(len(pred))}
 
 # %% ../../nbs/core/02_evaluation.ipynb #c007
-def _check_varies(x: np.ndarray, what: str):
+def _check_varies(x: np.ndarray, what: str, name: str):
     if np.ptp(x) == 0:
-        raise ValueError(f"{what} are constant ({x[0]:.4g} for all {len(x)} pairs): a rank correlation is undefined"
-                         " — an encoder that maps every sentence to one direction, or too few pairs")
+        raise ValueError(f"{what} are constant ({name} is {x[0]:.4g} for all {len(x)} pairs): a rank correlation is "
+                         "undefined — an encoder that maps every sentence to one direction, or too few pairs")
 
 def _check_scores(pred, gold, what: str) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(pred, (str, bytes)) or hasattr(pred, "__fspath__") or isinstance(pred, (list, tuple)) and any(
-            isinstance(v, (str, bytes)) for v in pred):
-        raise TypeError(f"{what}: pred must be numbers (an array), got {type(pred).__name__}")
-    if isinstance(gold, (str, bytes)) or hasattr(gold, "__fspath__") or isinstance(gold, (list, tuple)) and any(
-            isinstance(v, (str, bytes)) for v in gold):
-        raise TypeError(f"{what}: gold must be numbers (an array), got {type(gold).__name__}")
-    pred, gold = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
+    pred, gold = _numbers(pred, f"{what}: pred"), _numbers(gold, f"{what}: gold")
     if pred.shape != gold.shape or pred.ndim != 1:
         raise ValueError(f"{what}: pred and gold must be 1-D of one length, got {pred.shape}, {gold.shape}")
     if len(pred) < 2:
         raise ValueError(f"{what}: pred and gold need at least 2 pairs for a correlation, got {len(pred)}")
-    if not (np.isfinite(pred).all() and np.isfinite(gold).all()):
-        raise ValueError(f"{what}: scores contain NaN or inf")
-    _check_varies(pred, f"{what}: the predicted similarities")
-    _check_varies(gold, f"{what}: the gold scores")
+    if bad := [n for n, x in (("pred", pred), ("gold", gold)) if not np.isfinite(x).all()]:
+        raise ValueError(f"{what}: scores contain NaN or inf ({' and '.join(bad)})")
+    _check_varies(pred, f"{what}: the predicted similarities", "pred")
+    _check_varies(gold, f"{what}: the gold scores", "gold")
     return pred, gold
 
 # %% ../../nbs/core/02_evaluation.ipynb #c008

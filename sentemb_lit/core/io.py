@@ -121,8 +121,16 @@ def atomic_write_dir(target, fill: Callable[[Path], None]) -> Path:
     return target
 
 # %% ../../nbs/core/05_io.ipynb #c014
-#| export
-
+def _nothing_at(path: Path) -> bool:
+    """Whether nothing is at `path` (no file, or a link to nowhere: a log not started yet); a symbolic link loop or a
+    path that cannot be looked at is an OSError naming it, never taken for a missing file."""
+    try: os.stat(path)
+    except (FileNotFoundError, NotADirectoryError): return True
+    except OSError as e:
+        what = "is a symbolic link loop (too many levels of links)" if e.errno == errno.ELOOP else \
+            f"cannot be read ({e.strerror})"
+        raise OSError(f"path {str(path)!r} {what}") from None
+    return False
 
 # %% ../../nbs/core/05_io.ipynb #c015
 def _parse_line(path: Path, i: int, line: str):
@@ -134,17 +142,17 @@ def _parse_line(path: Path, i: int, line: str):
     return rec
 
 def _read_text(path: Path) -> str:
-    if path.is_dir(): raise IsADirectoryError(f"{path} is a directory, expected a file")
-    if not path.exists(): raise FileNotFoundError(f"path {str(path)!r} does not exist")
+    if path.is_dir(): raise IsADirectoryError(f"path {str(path)!r} is a directory, expected a file")
+    if _nothing_at(path): raise FileNotFoundError(f"path {str(path)!r} does not exist")
     try: return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise CorruptFileError(f"{path}: byte {e.start} is not UTF-8 ({e.reason}); the file is corrupt") from None
 
 # %% ../../nbs/core/05_io.ipynb #c016
 def read_jsonl(path) -> list[dict]:
-    "Records of a JSON Lines file: a missing file is empty; a torn last line is dropped with a warning."
+    "Records of a JSON Lines file: a missing file is empty (a link loop is an error); a torn last line is dropped."
     path = check_path(path, "path")
-    if not path.exists(): return []
+    if _nothing_at(path): return []
     text = _read_text(path)
     lines = text.split("\n")
     torn = lines.pop()                           # "" when the file ends with a newline
@@ -156,7 +164,7 @@ def read_jsonl(path) -> list[dict]:
 def repair_jsonl_tail(path) -> str | None:
     "End `path` with a complete line: a torn fragment is completed if it parses, else moved to `<path>.torn`."
     path = check_path(path, "path")
-    if not path.exists() or path.stat().st_size == 0: return None
+    if _nothing_at(path) or path.stat().st_size == 0: return None
     with open(path, "rb+") as f:
         data = f.read()
         if data.endswith(b"\n"): return None

@@ -7,9 +7,74 @@ from __future__ import annotations
 import inspect
 from functools import lru_cache
 import torch
+from .checks import check_positive_int
 
 # %% auto #0
 __all__ = ['preallocated_layer', 'new_cache', 'cache_kwargs', 'returned_cache']
+
+# %% ../../nbs/core/01c_kv_cache.ipynb #c008e0a
+class _LayerBuffers:
+    "Keys and values [rows, heads, capacity, dim], allocated at the first update; `keys`, `values`: the filled part."
+    def __init__(self, rows: int, capacity: int):
+        super().__init__()
+        self.rows, self.capacity, self.length = rows, capacity, 0
+
+    def lazy_initialization(self, key_states, value_states):
+        self.dtype, self.device = key_states.dtype, key_states.device
+        B, H, _, Dk = key_states.shape
+        self.rows = max(self.rows, B)
+        self._k = torch.empty((self.rows, H, self.capacity, Dk), dtype=self.dtype, device=self.device)
+        self._v = torch.empty((self.rows, H, self.capacity, value_states.shape[-1]), dtype=self.dtype,
+                              device=self.device)
+        self.rows = B
+        self.is_initialized = True
+
+    def _view(self):
+        self.keys = self._k[:self.rows, :, :self.length]
+        self.values = self._v[:self.rows, :, :self.length]
+
+    def get_seq_length(self) -> int: return self.length
+
+# %% ../../nbs/core/01c_kv_cache.ipynb #c008e0b
+class _LayerAppend:
+    "`update`: a step's keys and values written in place after the filled part; returns the views."
+    def update(self, key_states, value_states, *args, **kwargs):
+        if not self.is_initialized: self.lazy_initialization(key_states, value_states)
+        n = key_states.shape[-2]
+        if self.length + n > self.capacity:
+            raise ValueError(f"cache capacity {self.capacity} exceeded ({self.length} + {n} positions)")
+        self._k[:self.rows, :, self.length:self.length + n] = key_states
+        self._v[:self.rows, :, self.length:self.length + n] = value_states
+        self.length += n
+        self._view()
+        return self.keys, self.values
+
+# %% ../../nbs/core/01c_kv_cache.ipynb #c008e0c
+class _LayerRows:
+    "Rows repeated, selected or rewound inside the buffers (no new allocation)."
+    def batch_repeat_interleave(self, repeats: int):
+        if not self.is_initialized: return
+        n = self.rows * repeats
+        self._k[:n, :, :self.length] = self._k[:self.rows, :, :self.length].repeat_interleave(repeats, 0)
+        self._v[:n, :, :self.length] = self._v[:self.rows, :, :self.length].repeat_interleave(repeats, 0)
+        self.rows = n
+        self._view()
+
+    def batch_select_indices(self, indices: torch.Tensor):
+        if not self.is_initialized: return
+        m = len(indices)
+        self._k[:m, :, :self.length] = self._k[indices, :, :self.length]
+        self._v[:m, :, :self.length] = self._v[indices, :, :self.length]
+        self.rows = m
+        self._view()
+
+    def rewind(self, rows: int, length: int):
+        "Keep the first `rows` rows and `length` positions in view (what lies beyond is overwritten next)."
+        if not (0 <= rows <= self._k.shape[0] and 0 <= length <= self.capacity):
+            raise ValueError(f"rewind to {rows} rows x {length} positions: the buffers hold "
+                             f"{self._k.shape[0]} x {self.capacity}")
+        self.rows, self.length = rows, length
+        self._view()
 
 # %% ../../nbs/core/01c_kv_cache.ipynb #c008e0
 _LAYER_CLASS: list = []
@@ -18,62 +83,24 @@ def preallocated_layer():
     if _LAYER_CLASS: return _LAYER_CLASS[0]
     from transformers.cache_utils import DynamicLayer
 
-    class PreallocatedLayer(DynamicLayer):
+    class PreallocatedLayer(_LayerRows, _LayerAppend, _LayerBuffers, DynamicLayer):
         "Keys and values [rows, heads, capacity, dim], allocated at the first update; appends and drops in place."
-        def __init__(self, rows: int, capacity: int):
-            super().__init__()
-            self.rows, self.capacity, self.length = rows, capacity, 0
-        def lazy_initialization(self, key_states, value_states):
-            self.dtype, self.device = key_states.dtype, key_states.device
-            B, H, _, Dk = key_states.shape
-            self.rows = max(self.rows, B)
-            self._k = torch.empty((self.rows, H, self.capacity, Dk), dtype=self.dtype, device=self.device)
-            self._v = torch.empty((self.rows, H, self.capacity, value_states.shape[-1]), dtype=self.dtype,
-                                  device=self.device)
-            self.rows = B
-            self.is_initialized = True
-        def _view(self):
-            self.keys = self._k[:self.rows, :, :self.length]
-            self.values = self._v[:self.rows, :, :self.length]
-        def update(self, key_states, value_states, *args, **kwargs):
-            if not self.is_initialized: self.lazy_initialization(key_states, value_states)
-            n = key_states.shape[-2]
-            if self.length + n > self.capacity:
-                raise ValueError(f"cache capacity {self.capacity} exceeded ({self.length} + {n} positions)")
-            self._k[:self.rows, :, self.length:self.length + n] = key_states
-            self._v[:self.rows, :, self.length:self.length + n] = value_states
-            self.length += n
-            self._view()
-            return self.keys, self.values
-        def get_seq_length(self) -> int: return self.length
-        def batch_repeat_interleave(self, repeats: int):
-            if not self.is_initialized: return
-            n = self.rows * repeats
-            self._k[:n, :, :self.length] = self._k[:self.rows, :, :self.length].repeat_interleave(repeats, 0)
-            self._v[:n, :, :self.length] = self._v[:self.rows, :, :self.length].repeat_interleave(repeats, 0)
-            self.rows = n
-            self._view()
-        def batch_select_indices(self, indices: torch.Tensor):
-            if not self.is_initialized: return
-            m = len(indices)
-            self._k[:m, :, :self.length] = self._k[indices, :, :self.length]
-            self._v[:m, :, :self.length] = self._v[indices, :, :self.length]
-            self.rows = m
-            self._view()
-        def rewind(self, rows: int, length: int):
-            "Keep the first `rows` rows and `length` positions in view (what lies beyond is overwritten next)."
-            if not (0 <= rows <= self._k.shape[0] and 0 <= length <= self.capacity):
-                raise ValueError(f"rewind to {rows} rows x {length} positions: the buffers hold "
-                                 f"{self._k.shape[0]} x {self.capacity}")
-            self.rows, self.length = rows, length
-            self._view()
 
     _LAYER_CLASS.append(PreallocatedLayer)
     return PreallocatedLayer
 
 # %% ../../nbs/core/01c_kv_cache.ipynb #c008e1
+def _check_model(model):
+    "`model` if it is a transformers model (its `config` has `get_text_config`); else a TypeError naming it."
+    if not callable(getattr(getattr(model, "config", None), "get_text_config", None)):
+        raise TypeError(f"model must be a transformers model (with a config), got {type(model).__name__}")
+    return model
+
 def new_cache(model, rows: int, capacity: int):
     "A transformers `Cache` of preallocated layers: `rows` rows of `capacity` positions per layer."
+    _check_model(model)
+    check_positive_int(rows, "rows")
+    check_positive_int(capacity, "capacity")
     from transformers.cache_utils import Cache, DynamicCache, get_layer_types_and_kwargs
     types, _ = get_layer_types_and_kwargs(model.config.get_text_config(decoder=True))
     if any(t != "full_attention" for t in types):
@@ -88,8 +115,16 @@ def _cache_kw_of(cls) -> str:
 
 def cache_kwargs(module, cache) -> dict:
     "`{name: cache}` under the name `module`'s forward takes: `cache` (transformers ≥ 5.24), else `past_key_values`."
+    if not callable(getattr(type(module), "forward", None)):
+        raise TypeError(f"module must be a model with a forward (a torch.nn.Module), got {type(module).__name__}")
+    if cache is not None and not callable(getattr(cache, "get_seq_length", None)):
+        raise TypeError(f"cache must be None or a transformers Cache, got {type(cache).__name__}")
     return {_cache_kw_of(type(module)): cache}
 
 def returned_cache(out):
     "The cache a forward returned, read under the name of the installed transformers (`cache`, else `past_key_values`)."
-    return out.cache if "cache" in getattr(type(out), "__dataclass_fields__", {}) else out.past_key_values
+    if "cache" in getattr(type(out), "__dataclass_fields__", {}): return out.cache
+    if not hasattr(out, "past_key_values"):
+        raise TypeError(f"out must be a model's output with its cache (cache or past_key_values), "
+                        f"got {type(out).__name__}")
+    return out.past_key_values

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/01_models.ipynb #c002
 from __future__ import annotations
-import difflib, os
+import difflib, json, os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -16,9 +16,9 @@ from .io import fingerprint
 from .model_cache import MODEL_REGISTRY, cache_dir, check_finite, model_path
 
 # %% auto #0
-__all__ = ['POOLINGS', 'ENCODE_KEYWORDS', 'PROMPT_TYPES', 'load_encoder', 'load_causal_lm', 'pool', 'max_positions',
+__all__ = ['POOLINGS', 'ENCODE_KEYWORDS', 'PROMPT_TYPES', 'ST_POOLING', 'load_encoder', 'load_causal_lm', 'pool', 'max_positions',
            'check_max_length', 'encode', 'sentences_of', 'EncodeOptions', 'encode_options', 'EncodeAPI',
-           'SentenceEncoder']
+           'folder_pooling', 'SentenceEncoder']
 
 # %% ../../nbs/core/01_models.ipynb #c018
 def _check_name(name, kind: str):
@@ -372,6 +372,23 @@ def _mteb_model_meta(self):
 
 EncodeAPI.mteb_model_meta = property(_mteb_model_meta)
 
+# %% ../../nbs/core/01_models.ipynb #c030f
+ST_POOLING = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean"}    # sentence-transformers' modes
+
+def folder_pooling(name) -> str | None:
+    "The pooling a sentence-transformers folder declares ('cls' or 'mean'), else None (not such a folder, or another)."
+    check_type(name, "name", (str, os.PathLike), "a model name or folder (str or os.PathLike)")
+    folder = Path(name).expanduser()
+    try: modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError): return None
+    paths = [m.get("path", "") for m in modules if isinstance(m, dict) and "Pooling" in str(m.get("type", ""))]
+    if len(paths) != 1: return None
+    try: cfg = json.loads((folder / paths[0] / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError): return None
+    modes = [p for k, p in ST_POOLING.items() if cfg.get(k) is True]
+    others = [k for k, v in cfg.items() if k.startswith("pooling_mode_") and v is True and k not in ST_POOLING]
+    return modes[0] if len(modes) == 1 and not others else None
+
 # %% ../../nbs/core/01_models.ipynb #c031
 class SentenceEncoder(EncodeAPI):
     "A model, its tokenizer and a pooling: `encoder(sentences)` or `encoder.encode(sentences, ...)` -> np.ndarray."
@@ -384,10 +401,11 @@ class SentenceEncoder(EncodeAPI):
 
     @classmethod
     def from_name(cls, name: str = "minilm-l6", pooling: str | None = None, device=None, **kw):
-        "Load a registry model (default pooling: the one it was trained for), hub id or path."
+        "Load a registry model, hub id or path; default pooling: the model's own (registry, or the folder's), else CLS."
         model, tok = load_encoder(name, device=device)
         spec = MODEL_REGISTRY.get(str(name))
-        return cls(model, tok, pooling or (spec.pooling if spec else "cls"), name=str(name), **kw)
+        own = spec.pooling if spec else folder_pooling(name) if isinstance(name, (str, os.PathLike)) else None
+        return cls(model, tok, pooling or own or "cls", name=str(name), **kw)
 
     def embed(self, sentences, batch_size: int | None = None, show_progress: bool | None = None) -> np.ndarray:
         "Embeddings [N, d] of a list of strings (the encoder's own batch size and progress setting by default)."

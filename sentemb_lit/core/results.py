@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/03c_results.ipynb #rs002
 from __future__ import annotations
-import math, os, tempfile
+import math, os, sys, tempfile
 from collections.abc import Mapping
 from pathlib import Path
 import numpy as np
@@ -55,19 +55,27 @@ def _check_results(name, rows, findings, meta) -> None:
         for i, r in enumerate(items):
             if not isinstance(r, Mapping): raise TypeError(f"{what}[{i}] must be a dict, got {type(r).__name__}")
 
+def _check_rows(rows, findings) -> None:
+    "Each row has table, method, metric and a finite value (an int no float holds is named); each finding its claim."
+    for i, r in enumerate(rows):
+        missing = {"table", "method", "metric", "value"} - set(r)
+        if missing: raise ValueError(f"rows[{i}] lacks {sorted(missing)}")
+        v = r["value"]
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > sys.float_info.max:
+            raise ValueError(f"rows[{i}] value is an int of {v.bit_length()} bits, beyond the float range: not a "
+                             "finite number")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"rows[{i}] value {v!r} is not a finite number")
+    for i, f in enumerate(findings or []):
+        if "claim" not in f or "holds" not in f: raise ValueError(f"findings[{i}] needs 'claim' and 'holds'")
+
 # %% ../../nbs/core/03c_results.ipynb #c021a
 def save_results(out_dir, name: str, rows: list[dict], findings: list[dict] | None = None,
                  meta: dict | None = None) -> Path:
     """Write `<out_dir>/<name>.results.json` (with its content hash, `io.write_json_verified`; read it back with
     `io.read_json_verified`): measured rows {table, method, metric, value, setting} and checked findings."""
     _check_results(name, rows, findings, meta)
-    for i, r in enumerate(rows):
-        missing = {"table", "method", "metric", "value"} - set(r)
-        if missing: raise ValueError(f"rows[{i}] lacks {sorted(missing)}")
-        if isinstance(r["value"], bool) or not isinstance(r["value"], (int, float)) or not math.isfinite(r["value"]):
-            raise ValueError(f"rows[{i}] value {r['value']!r} is not a finite number")
-    for i, f in enumerate(findings or []):
-        if "claim" not in f or "holds" not in f: raise ValueError(f"findings[{i}] needs 'claim' and 'holds'")
+    _check_rows(rows, findings)
     return write_json_verified(_check_out_dir(out_dir) / f"{name}.results.json",
                              {"name": name, "rows": rows, "findings": findings or [], "meta": meta or {}})
 

@@ -5,6 +5,7 @@
 # %% ../../nbs/core/02a_similarity.ipynb #sm002
 from __future__ import annotations
 import torch
+from .checks import check_number, check_type
 
 # %% auto #0
 __all__ = ['cos_matrix']
@@ -12,7 +13,28 @@ __all__ = ['cos_matrix']
 # %% ../../nbs/core/02a_similarity.ipynb #sm005
 def cos_matrix(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
     "All-pairs cosine [Na, Nb]; a zero row gets cosine 0 (norm guarded by eps)."
+    _check_cos_inputs(a, b, eps)
     an = a / torch.linalg.vector_norm(a, dim=-1, keepdim=True).clamp_min(eps)
     bn = b / torch.linalg.vector_norm(b, dim=-1, keepdim=True).clamp_min(eps)
     return an @ bn.T
 
+
+# %% ../../nbs/core/02a_similarity.ipynb #sm008
+def _check_matrix(x, name: str) -> torch.Tensor:
+    "A 2-D floating-point tensor of finite values and at least one column; else an error naming `name`."
+    check_type(x, name, torch.Tensor)
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor (float16/32/64, bfloat16), got dtype {x.dtype}")
+    if x.dim() != 2 or x.shape[1] == 0:
+        raise ValueError(f"{name} must be a 2-D tensor [N, d] with d >= 1, got shape {tuple(x.shape)}")
+    if not torch.isfinite(x).all(): raise ValueError(f"{name} contains NaN or inf values")
+    return x
+
+def _check_cos_inputs(a, b, eps) -> None:
+    _check_matrix(a, "a")
+    _check_matrix(b, "b")
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"a and b must have one width d, got a {tuple(a.shape)} and b {tuple(b.shape)}")
+    if a.dtype != b.dtype or a.device != b.device:
+        raise TypeError(f"a and b must have one dtype and device, got {a.dtype}/{a.device} and {b.dtype}/{b.device}")
+    check_number(eps, "eps", gt=0)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import dataclasses, importlib.util, json, re
 from pathlib import Path
-from .checks import CorruptFileError, check_path, check_type
+from .checks import CorruptFileError, check_file, check_path, check_text, check_type
 from .io import (IntegrityError, _json_default, exclusive, file_digest, fingerprint,
                                  write_json_verified, read_json_verified)
 from .code_keys import code_hash
@@ -81,10 +81,11 @@ _ACK_FIELDS = {"code": str, "method": str, "version": int, "reason": str}
 def read_acks(path) -> list[dict]:
     """The acknowledgements of `path` (a JSON list, one object per line): code (today's 64-hex hash), method, version,
     reason (one line). A malformed entry is named by file and line."""
-    path = check_path(path, "path")
+    path = check_file(path, "path")
     acks, text = _read_json_object_list(path), path.read_text(encoding="utf-8").splitlines()
-    for i, a in enumerate(acks):
-        line = next((n for n, l in enumerate(text, 1) if a.get("code", "-") in l), 1)
+    for a in acks:
+        code = a.get("code")
+        line = next((n for n, l in enumerate(text, 1) if isinstance(code, str) and code in l), 1)
         bad = [f for f, t in _ACK_FIELDS.items() if isinstance(a.get(f), bool) or not isinstance(a.get(f), t)]
         if bad or set(a) - set(_ACK_FIELDS) or len(a["code"]) != 64 or not a["reason"].strip() or "\n" in a["reason"]:
             raise CorruptFileError(f"{path}:{line}: an acknowledgement needs exactly {list(_ACK_FIELDS)} "
@@ -112,6 +113,9 @@ def acknowledged(method: Method, code: str, root) -> dict | None:
 
 def ack_line(method: Method, reason: str) -> str:
     "The line to add to keys/versions.json acknowledging that today's edit of `method` changes none of its numbers."
+    check_type(method, "method", Method)
+    if "\n" in check_text(reason, "reason"):
+        raise ValueError(f"reason must be one line (read_acks refuses a reason with a line break), got {reason!r:.80}")
     return json.dumps({"code": method.code(), "method": method.name, "version": method.version, "reason": reason})
 
 # %% ../../nbs/core/05d_store.ipynb #st31

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/03_training.ipynb #c002
 from __future__ import annotations
-import collections, contextlib, importlib, json, math, random, sys, time, types, warnings
+import collections, contextlib, importlib, json, logging, math, random, sys, time, types, warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,14 +18,16 @@ from .distributed import _broadcast_weights, _from_main, _mean_over_processes, _
 from .results import _check_out_dir, plot_training_log
 from .training_rule import _patience_spent, convergence, replay_patience
 
+_log = logging.getLogger(__name__)             # the library logs; the CLI and the notebooks print
+
 # %% auto #0
 __all__ = ['CHECKPOINT', 'LEGACY_CHECKPOINT', 'set_seed', 'NonFiniteLossError', 'check_finite_loss', 'FitResult', 'to_device',
            'fit']
 
 # %% ../../nbs/core/03_training.ipynb #c005
-from .io import (atomic_write_text, atomic_write_json, atomic_torch_save, atomic_write_dir, append_jsonl,
-                            read_jsonl, exclusive, LockedError, CorruptFileError, _json_default, _atomic_write,
-                            remove_stale_tmp, write_json_verified)
+from .io import (atomic_write_text, atomic_write_json, atomic_torch_save, atomic_write_dir,
+                                 append_jsonl, read_jsonl, exclusive, LockedError, CorruptFileError, _json_default,
+                                 _atomic_write, remove_stale_tmp, write_json_verified)
 
 # %% ../../nbs/core/03_training.ipynb #c009
 def set_seed(seed: int) -> None:
@@ -329,6 +331,7 @@ def _train_loop(run: _Run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite
             loss = _train_step(run, loss_fn, batch_at, shard, step, seed, on_nonfinite, max_grad_norm)
             if loss is not None: bar.set_postfix(loss=f"{loss:.4f}")
             run.state["step"] = step
+            _log.debug("step %d of %d done", step, n_steps)             # a clock for whoever listens (the bench)
             if eval_every and step % eval_every == 0:
                 _run_eval(run, evaluate, save_best, step)
                 if patience and _from_main(run.acc, _patience_spent(run.state, step, patience, patience_growth)):
@@ -377,6 +380,17 @@ def _check_fit_args(modules, optimizer, loss_fn, batch_at, n_steps, evaluate, ev
                                     or any(c in config_file for c in "/\\")):
         raise ValueError(f"config_file must be a file name inside out_dir (no '/'), got {config_file!r}")
 
+# %% ../../nbs/core/03_training.ipynb #c057a
+def _open_run(modules, optimizer, scheduler, acc, out_dir: Path, cfg: dict, resume: str, evaluate, eval_every: int,
+              save_best, config_file) -> _Run:
+    "The run of one `fit` call: its modules on the device, equal on every process, resumed or started, training."
+    run = _Run({n: m.to(acc.device) for n, m in modules.items()}, acc.prepare(optimizer), scheduler, acc, out_dir,
+               cfg, {"step": 0, "best_score": None, "best_step": None, "skipped": 0})
+    _broadcast_weights(acc, run.mods)
+    _start(run, resume, evaluate, eval_every, save_best, config_file)
+    for m in run.mods.values(): m.train()
+    return run
+
 # %% ../../nbs/core/03_training.ipynb #c057
 def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any, int], tuple],
         batch_at: Callable[[int], Any], n_steps: int, out_dir, evaluate: Callable[[], float] | None = None,
@@ -405,11 +419,8 @@ def fit(modules: dict, optimizer: torch.optim.Optimizer, loss_fn: Callable[[Any,
                      eval_every=eval_every, max_grad_norm=max_grad_norm, on_nonfinite=on_nonfinite, patience=patience,
                      **({"patience_growth": patience_growth} if patience_growth else {}))
     with _exclusive_run(out_dir, acc):
-        run = _Run({n: m.to(acc.device) for n, m in modules.items()}, acc.prepare(optimizer), scheduler, acc, out_dir,
-                   cfg, {"step": 0, "best_score": None, "best_step": None, "skipped": 0})
-        _broadcast_weights(acc, run.mods)
-        _start(run, resume, evaluate, eval_every, save_best, config_file)
-        for m in run.mods.values(): m.train()
+        run = _open_run(modules, optimizer, scheduler, acc, out_dir, cfg, resume, evaluate, eval_every, save_best,
+                        config_file)
         interrupted = _train_loop(run, loss_fn, batch_at, shard, n_steps, seed, on_nonfinite, max_grad_norm, evaluate,
                                   eval_every, save_best, ckpt_every, stop_after, progress, desc, patience,
                                   patience_growth)

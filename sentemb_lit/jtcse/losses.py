@@ -31,13 +31,23 @@ def tmc_loss(h: torch.Tensor, h_pos: torch.Tensor, reduction: str = "mean", eps:
     return _reduce(num / den.clamp_min(eps), reduction)
 
 # %% ../../nbs/jtcse/10_tensor_modulus_loss.ipynb #c011b
+_INT64 = 2 ** 63                      # torch.as_tensor reads a Python int as int64: -2**63 <= x < 2**63
+
 def _as_real_tensor(x, name: str) -> torch.Tensor:
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, torch.Tensor)):
         raise TypeError(f"{name} must be a real number or a tensor, got {type(x).__name__}")
+    if isinstance(x, numbers.Integral) and not -_INT64 <= x < _INT64: x = _int_as_float(x, name)
     x = torch.as_tensor(x)
     if x.dtype == torch.bool or x.is_complex():
         raise TypeError(f"{name} must be a real-valued tensor, got dtype {x.dtype}")
     return x if x.is_floating_point() else x.to(torch.get_default_dtype())
+
+def _int_as_float(x: int, name: str) -> float:
+    "An int beyond int64 as a float (torch cannot read it as an int); one no float holds (10**400) a ValueError."
+    try: return float(x)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite and non-empty (no NaN/inf), "
+                         "got an int beyond the float range") from None
 
 # %% ../../nbs/jtcse/10_tensor_modulus_loss.ipynb #c011c
 def _check_kt(k, t) -> tuple[torch.Tensor, torch.Tensor]:

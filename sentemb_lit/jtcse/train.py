@@ -115,31 +115,38 @@ def _run_config(config: JTCSEConfig, corpus, teacher, dev_limit, dev_variant) ->
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c027e
 def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str], out_dir, teacher=None,
           dev_limit: int | None = None, dev_variant: str = "original", root=None, progress: bool = True,
-          stop_after: int | None = None, desc: str | None = None, resume: str = "strict") -> FitResult:
+          stop_after: int | None = None, desc: str | None = None, resume: str = "strict", evaluate=None,
+          run_info: dict | None = None) -> FitResult:
     """Train `model` in place as `config` says (the training rule: dev on a grid, patience, cap); the best dev model
     is out_dir/best and is put back into `model` at the end. Resumes from out_dir's checkpoint
     only when `config`, the corpus, teacher and dev settings are those it was written with (else ConfigMismatchError,
-    unless `resume="override"`); out_dir/config.json is written once that check passed."""
+    unless `resume="override"`); out_dir/config.json is written once that check passed. `evaluate`: a caller's dev
+    score () -> float in place of STS-B dev (every `config.eval_every` steps); `run_info`: what else the run depends
+    on (e.g. that dev's data), which a resume must find unchanged too."""
     if not isinstance(config, JTCSEConfig):
         raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
+    if evaluate is not None and not callable(evaluate):
+        raise TypeError(f"evaluate must be a callable () -> dev score, got {type(evaluate).__name__}")
+    if run_info is not None: check_type(run_info, "run_info", dict, "a dict (what else the run depends on)")
     prepare_model(model, config)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     enc = inference_encoder(model, tokenizer)
-    evaluate = (lambda: evaluate_dev(enc, tasks=("stsb",), variant=dev_variant, root=root, limit=dev_limit)["stsb"]) \
-        if config.eval_every else None
+    if evaluate is None and config.eval_every:
+        evaluate = lambda: evaluate_dev(enc, tasks=("stsb",), variant=dev_variant, root=root, limit=dev_limit)["stsb"]
     modules = {"model": model}
     if config.mlp_only_train:                      # trained and checkpointed with the tower, never saved with it
         modules["head"] = SimCSEHead(model.config.hidden_size, seed=config.seed)
         opt.add_param_group({"params": list(modules["head"].parameters())})
     loss_fn = make_loss_fn(config, model, teacher, modules.get("head"))
+    run = _run_config(config, corpus, teacher, dev_limit, dev_variant) | ({"run_info": run_info} if run_info else {})
     return fit(modules, opt, loss_fn, make_batch_at(corpus, tokenizer, config),
                config.n_steps, out_dir, evaluate=evaluate, eval_every=config.eval_every,
                save_best=lambda folder: save_model(model, tokenizer, folder), ckpt_every=config.ckpt_every,
                seed=config.seed, on_nonfinite=config.on_nonfinite, max_grad_norm=config.max_grad_norm,
                stop_after=stop_after, progress=progress, desc=desc or config.variant,
-               config=_run_config(config, corpus, teacher, dev_limit, dev_variant), config_file="config.json",
-               resume=resume, patience=config.patience, patience_growth=config.patience_growth,
+               config=run, config_file="config.json", resume=resume, patience=config.patience,
+               patience_growth=config.patience_growth,
                restore_best=lambda folder: model.load_state_dict(load_model(folder)[0].state_dict()))
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c030c

@@ -252,6 +252,40 @@ def _step_mask(model, cache, mask: torch.Tensor, max_new_tokens: int):
     buf[:, 0, 0, :mask.shape[1]] = mask.bool()
     return buf
 
+# %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c008g2a
+def _choose_tokens(logits: torch.Tensor, lam: float, alive: list[int], out: list[dict], refuse=None) -> list[int]:
+    """The greedy token of each live row: the argmax of Eq. 4's score (logits: the live rows' conditional stream,
+    then their negative stream when λ ≠ 0), with each row's refused tokens at −∞ (`refuse[r]`: row r's 𝓑)."""
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    n = len(alive)
+    s = _eq4(logp[:n], logp[n:] if lam != 0 else None, lam)
+    if refuse is not None:
+        for k, r in enumerate(alive):
+            v = _refused_next(out[r]["ids"], refuse[r])
+            if v: s[k, v] = float("-inf")                    # s̃ of the refusal rule
+    return s.argmax(-1).tolist()
+
+# %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c008g2b
+def _drop_rows(keep: list[int], n: int, guided: bool, cache, pos, padded: list[bool], mask, mbuf, device) -> tuple:
+    """(pos, padded, mask) of the live rows `keep` (of the n live rows), in both streams when `guided`; the cache and
+    the mask buffer `mbuf` keep them in place."""
+    sel = keep + [k + n for k in keep] if guided else keep
+    kt = torch.tensor(sel, dtype=torch.long, device=device)
+    cache.batch_select_indices(kt)
+    pos, padded = pos[kt], [padded[k] for k in sel]
+    if mbuf is None: mask = mask[kt]
+    else: mbuf[:len(sel)] = mbuf[kt]
+    return pos, padded, mask
+
+# %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c008g2c
+def _next_inputs(nx: list[int], guided: bool, pos, mask, mbuf, L: int, padded: list[bool], device) -> tuple:
+    """(ids, mask, pos) of the next step for the chosen tokens `nx`; with the buffer `mbuf` the mask is its view of
+    `L` positions, None when no live row has padding; without it, the 2D mask grows by one position."""
+    ids = torch.tensor(nx + nx if guided else nx, dtype=torch.long, device=device)[:, None]
+    if mbuf is None: mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
+    else: mask = mbuf[:ids.shape[0], :, :, :L] if any(padded) else None
+    return ids, mask, pos[:, -1:] + 1
+
 # %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c008g2
 @torch.inference_mode()
 def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos: set, pad_id: int,
@@ -274,30 +308,14 @@ def _decode_batch(model, cond_ids, neg_ids, lam: float, max_new_tokens: int, eos
     for t in range(max_new_tokens):
         logits = _next_logits(model, split, input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
                               **cache_kwargs(model, cache))
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        n = len(alive)
-        s = _eq4(logp[:n], logp[n:] if guided else None, lam)
-        if refuse is not None:
-            for k, r in enumerate(alive):
-                v = _refused_next(out[r]["ids"], refuse[r])
-                if v: s[k, v] = float("-inf")                    # s̃ of the refusal rule
-        nxt = s.argmax(-1).tolist()
+        nxt = _choose_tokens(logits, lam, alive, out, refuse)
         keep = _take_tokens(nxt, alive, out, started, eos, newline_ids, blank_ids)
         if not keep or t == max_new_tokens - 1: break
-        if len(keep) < n:
-            sel = keep + [k + n for k in keep] if guided else keep
-            kt = torch.tensor(sel, dtype=torch.long, device=device)
-            cache.batch_select_indices(kt)
-            pos, padded = pos[kt], [padded[k] for k in sel]
-            if mbuf is None: mask = mask[kt]
-            else: mbuf[:len(sel)] = mbuf[kt]
+        if len(keep) < len(alive):
+            pos, padded, mask = _drop_rows(keep, len(alive), guided, cache, pos, padded, mask, mbuf, device)
             alive = [alive[k] for k in keep]
-        nx = [nxt[k] for k in keep]
-        ids = torch.tensor(nx + nx if guided else nx, dtype=torch.long, device=device)[:, None]
         L += 1
-        if mbuf is None: mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
-        else: mask = mbuf[:ids.shape[0], :, :, :L] if any(padded) else None
-        pos = pos[:, -1:] + 1
+        ids, mask, pos = _next_inputs([nxt[k] for k in keep], guided, pos, mask, mbuf, L, padded, device)
     return out
 
 # %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c008h

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np
 import torch
+from safetensors.torch import load_file, save_file
 from ..core.checks import (check_all_finite, check_choice, check_file, check_flag, check_number, check_positive_int,
                                 check_sentences, check_type)
 from ..core.code_keys import code_hash
@@ -21,9 +22,9 @@ from ..core.training_rule import convergence
 from .posttraining import INDEX_MODES, LISTMLE_FORMS, TARGETS, RankStudent, chain_loss, same_tokenizer
 
 # %% auto #0
-__all__ = ['RUN_CODE', 'POSTTRAIN_METHOD', 'BASE_STS_METHOD', 'TRANSFER_METHOD', 'MTEB_METHOD', 'RECORD_VERSION', 'LR_GRID',
-           'weights_fingerprint', 'posttrain_config', 'posttrain', 'collapse_repeats', 'save_pairs', 'load_pairs',
-           'posttrain_and_evaluate', 'pick_by_dev', 'lr_folder', 'select_lr']
+__all__ = ['BEST_FILE', 'ADDED_LATER', 'RUN_CODE', 'POSTTRAIN_METHOD', 'BASE_STS_METHOD', 'TRANSFER_METHOD', 'MTEB_METHOD',
+           'RECORD_VERSION', 'LR_GRID', 'weights_fingerprint', 'posttrain_config', 'posttrain', 'collapse_repeats',
+           'save_pairs', 'load_pairs', 'posttrain_and_evaluate', 'pick_by_dev', 'lr_folder', 'select_lr']
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21chk3b
 def _check_chains(chains) -> list[list[str]]:
@@ -39,7 +40,7 @@ def _check_chains(chains) -> list[list[str]]:
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21chk4
 def _check_posttrain(chains, mode, index_mode, listmle_form, omega, lr, tau, tau2, epochs, n_steps, max_length,
-                     mlp) -> list[list[str]]:
+                     mlp, weight_decay=0.0, max_grad_norm=1.0, dev="paper", run_info=None) -> list[list[str]]:
     "posttrain's arguments, checked before any model is loaded or any file written."
     chains = _check_chains(chains)
     check_choice(mode, "target mode", TARGETS)
@@ -53,6 +54,11 @@ def _check_posttrain(chains, mode, index_mode, listmle_form, omega, lr, tau, tau
     check_positive_int(n_steps, "n_steps", optional=True)
     check_positive_int(max_length, "max_length")
     check_flag(mlp, "mlp")
+    check_number(weight_decay, "weight_decay", ge=0)
+    check_number(max_grad_norm, "max_grad_norm", gt=0)
+    if not (callable(dev) or isinstance(dev, str) and dev in ("paper", "none")):
+        raise ValueError(f"dev must be 'paper', 'none' or a callable () -> dev score, got {dev!r:.60}")
+    if run_info is not None: check_type(run_info, "run_info", dict, "a dict (what else the run depends on)")
     return chains
 
 def _check_same_config(stored, now: dict, where) -> None:
@@ -82,6 +88,8 @@ def _check_pairs(pairs) -> dict:
     return pairs
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #c022
+BEST_FILE = "student.safetensors"         # the best-dev weights in fit's best/ folder
+
 def _student_state(student: RankStudent) -> dict:
     return {k: v.detach().cpu().clone() for k, v in student.state_dict().items()}
 
@@ -92,7 +100,8 @@ def _models(student, teacher, pooling: str, teacher_pooling: str | None, mlp: bo
     if teacher is None:
         tmodel = RankStudent(copy.deepcopy(enc), teacher_pooling or pooling, mlp=False)
     else:
-        tenc, ttok = load_encoder(teacher) if isinstance(teacher, str) else teacher
+        tenc, ttok = load_encoder(teacher, device=next(enc.parameters()).device) if isinstance(teacher, str) \
+            else teacher
         if same_tokenizer(ttok, tok): ttok = None              # one tokenization feeds both
         spec = MODEL_REGISTRY.get(teacher) if isinstance(teacher, str) else None
         tmodel = RankStudent(tenc, teacher_pooling or (spec.pooling if spec else pooling), mlp=False)
@@ -102,9 +111,9 @@ def _after_training(model: RankStudent, out_dir: Path) -> tuple[float | None, di
     "(the logged step-0 dev score, the weights after the last step); then the best-dev weights are loaded, eval mode."
     dev0 = next((r["dev"] for r in read_jsonl(out_dir / "log.jsonl") if r.get("step") == 0 and "dev" in r), None)
     last_state = _student_state(model)
-    best = out_dir / "best" / "student.pt"
+    best = out_dir / "best" / BEST_FILE
     if best.exists():
-        try: state = torch.load(best, map_location="cpu", weights_only=True)      # tensors only: nothing runs
+        try: state = load_file(best)                                # safetensors: tensors only, nothing runs
         except Exception as e:
             raise ValueError(f"cannot read {best} ({type(e).__name__}: {str(e)[:200]}); delete it and rerun") from None
         model.load_state_dict(state)
@@ -130,6 +139,8 @@ def weights_fingerprint(module: torch.nn.Module) -> str:
     return h.hexdigest()
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21rc0
+ADDED_LATER = {"weight_decay": 0.0, "max_grad_norm": 1.0, "dev": "paper"}   # in a key only when not these
+
 def posttrain_config(chains, **kw) -> dict:
     "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
     if isinstance(chains, (str, bytes)) or not hasattr(chains, "__iter__"):
@@ -141,11 +152,14 @@ def posttrain_config(chains, **kw) -> dict:
     sig = inspect.signature(posttrain).parameters
     unknown = sorted(set(kw) - set(sig))
     if unknown: raise TypeError(f"unknown posttrain argument(s) {unknown}")
-    skip = ("chains", "out_dir", "progress", "stop_after", "resume")       # what does not change the result
+    skip = ("chains", "out_dir", "progress", "stop_after", "resume", "run_info")    # what does not change it
     cfg = {k: kw.get(k, p.default) for k, p in sig.items() if k not in skip}
+    cfg = {k: v for k, v in cfg.items() if not (k in ADDED_LATER and not callable(v) and v == ADDED_LATER[k])}
+    if callable(cfg.get("dev")): cfg["dev"] = "the caller's dev (named by run_info)"
     for k in ("student", "teacher"):                             # a model object is named by its class only
         if not (cfg[k] is None or isinstance(cfg[k], str)): cfg[k] = type(cfg[k][0]).__name__
-    return cfg | {"chains": fingerprint([list(c) for c in chains]), "n_chains": len(chains)}
+    info = {"run_info": kw["run_info"]} if kw.get("run_info") else {}
+    return cfg | {"chains": fingerprint([list(c) for c in chains]), "n_chains": len(chains)} | info
 
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pt0
@@ -159,6 +173,28 @@ BASE_STS_METHOD = Method("ranking.base_sts", 1, ("core.evaluation.evaluate_sts",
 TRANSFER_METHOD = Method("ranking.transfer", 1, ("evals.transfer.evaluate_transfer", *_EVAL_ROOTS))
 MTEB_METHOD = Method("ranking.mteb", 1, ("evals.mteb.evaluate_mteb_classification", *_EVAL_ROOTS))
 
+# %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pt0a
+def _loss_fn(model, tmodel, tok, ttok, seed, mode, omega, index_mode, tau, tau2, max_length, listmle_form):
+    "(chain, step) -> the ListMLE loss of one chain, its ties broken by a generator seeded by the step."
+    gen = torch.Generator()
+    def loss_fn(chain, step):
+        gen.manual_seed(seed * 100003 + step)
+        return chain_loss(model, tmodel, tok, chain, mode, omega, index_mode, tau, tau2, max_length, gen, ttok,
+                          listmle_form)
+    return loss_fn
+
+def _dev_fn(dev, model: RankStudent, tok, dev_limit, dev0, out_dir: Path):
+    "() -> the dev score `fit` keeps the best by: the paper's, the caller's `dev`, or None (`dev='none'`)."
+    if dev == "none": return None
+    if callable(dev): return dev
+    from sentemb_lit.core.evaluation import evaluate_dev
+    def evaluate():
+        fresh = not (out_dir / CHECKPOINT).exists() and not (out_dir / "log.jsonl").exists()
+        if dev0 is not None and fresh: return dev0                # step 0 of a new run: the known score
+        enc = SentenceEncoder(model.encoder, tok, model.pooling, show_progress=False)
+        return evaluate_dev(enc, limit=dev_limit)["avg"]
+    return evaluate
+
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pt0b
 def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "minilm-l6",
               teacher: str | tuple | None = None, pooling: str = "cls", teacher_pooling: str | None = None,
@@ -166,40 +202,32 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               lr: float = 3e-6, epochs: int = 1, n_steps: int | None = None, tau: float = 0.05, tau2: float = 0.05,
               max_length: int = 32, mlp: bool = True, eval_every: int | None = 25, ckpt_every: int = 25,
               dev_limit: int | None = None, seed: int = 2024, progress: bool = True, stop_after: int | None = None,
-              dev0: float | None = None, resume: str = "strict") -> dict:
+              dev0: float | None = None, resume: str = "strict", weight_decay: float = 0.0, max_grad_norm: float = 1.0,
+              dev="paper", run_info: dict | None = None) -> dict:
     """Post-train `student` (registry name / path, or a (model, tokenizer) pair) on ranking `chains` with ListMLE
     (`listmle_form`) against `mode`'s target (Algorithm 1 in `index_mode`). `eval_every=None`: dev at start and end
-    only; `dev0` (the untrained student's dev score) skips the step-0 evaluation. Returns {'student' (best-dev
-    weights), 'tokenizer', 'fit', 'dev0', 'last_state' (weights after the last step), 'teacher_fingerprint'
-    (`weights_fingerprint` of the frozen teacher)}. A resume of `out_dir` with
-    other arguments (but `ckpt_every`, `progress`, `stop_after`) or other chains is refused (`ConfigMismatchError`)
-    unless `resume="override"`."""
+    only; `dev0` (the untrained student's dev score) skips the step-0 evaluation; `dev`: "paper" (STS-B + SICK-R dev),
+    a callable () -> score, or "none" (the last step kept). Returns {'student' (best-dev weights), 'tokenizer', 'fit',
+    'dev0', 'last_state' (weights after the last step), 'teacher_fingerprint' (`weights_fingerprint` of the frozen
+    teacher)}. A resume of `out_dir` with other arguments (but `ckpt_every`, `progress`, `stop_after`), other chains
+    or other `run_info` is refused (`ConfigMismatchError`) unless `resume="override"`."""
     args = {k: v for k, v in locals().items() if k not in ("chains", "out_dir", "progress", "stop_after", "ckpt_every",
                                                              "resume")}       # what a resume must find unchanged
-    from sentemb_lit.core.evaluation import evaluate_dev
     chains = _check_posttrain(chains, mode, index_mode, listmle_form, omega, lr, tau, tau2, epochs, n_steps,
-                              max_length, mlp)
+                              max_length, mlp, weight_decay, max_grad_norm, dev, run_info)
     set_seed(seed)
     model, tok, tmodel, ttok = _models(student, teacher, pooling, teacher_pooling, mlp)
-    total, out_dir, gen = n_steps or epochs * len(chains), Path(out_dir), torch.Generator()
+    total, out_dir = n_steps or epochs * len(chains), Path(out_dir)
     pick = _chain_order(len(chains), total, seed)
-    def loss_fn(chain, step):
-        gen.manual_seed(seed * 100003 + step)
-        return chain_loss(model, tmodel, tok, chain, mode, omega, index_mode, tau, tau2, max_length, gen, ttok,
-                          listmle_form)
-    def evaluate():
-        fresh = not (out_dir / CHECKPOINT).exists() and not (out_dir / "log.jsonl").exists()
-        if dev0 is not None and fresh: return dev0                # step 0 of a new run: the known score
-        return evaluate_dev(SentenceEncoder(model.encoder, tok, pooling, show_progress=False), limit=dev_limit)["avg"]
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    loss_fn = _loss_fn(model, tmodel, tok, ttok, seed, mode, omega, index_mode, tau, tau2, max_length, listmle_form)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / total))
-    res = fit({"student": model}, opt, loss_fn, lambda step: chains[pick(step)], total, out_dir, evaluate=evaluate,
-              eval_every=eval_every or total,
-              save_best=lambda d: torch.save(_student_state(model), Path(d) / "student.pt"),
-              ckpt_every=ckpt_every, seed=seed, scheduler=sched, max_grad_norm=1.0, progress=progress,
+    res = fit({"student": model}, opt, loss_fn, lambda step: chains[pick(step)], total, out_dir,
+              evaluate=_dev_fn(dev, model, tok, dev_limit, dev0, out_dir), eval_every=0 if dev == "none" else
+              eval_every or total, save_best=lambda d: save_file(_student_state(model), str(Path(d) / BEST_FILE)),
+              ckpt_every=ckpt_every, seed=seed, scheduler=sched, max_grad_norm=max_grad_norm, progress=progress,
               stop_after=stop_after, desc=f"posttrain[{mode}]",
-              # a resume needs the same code too
-              config=posttrain_config(chains, **args) | {"code": code_hash(*RUN_CODE)},
+              config=posttrain_config(chains, **args) | {"code": code_hash(*RUN_CODE)},   # a resume: the same code too
               resume=resume)
     dev0, last_state = _after_training(model, out_dir)
     return {"student": model, "tokenizer": tok, "fit": res, "dev0": dev0, "last_state": last_state,
@@ -285,6 +313,23 @@ def _dev_curve(run_dir: Path) -> tuple[list[int], list[float]]:
     devs = [(int(e["step"]), float(e["dev"])) for e in read_jsonl(run_dir / "log.jsonl") if "dev" in e]
     return [s for s, _ in devs], [v for _, v in devs]
 
+# %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pe1c
+def _record(config, code, arm, r, fr, best, last, base_scores, run_dir: Path, n_chains, test_limit, seconds) -> dict:
+    "posttrain_and_evaluate's result.json: the run's config, code, scores, dev curve and teacher."
+    scores = dict(best.scores) if best is not None else dict(base_scores)      # step 0 kept: the known base scores
+    dev_steps, devs = _dev_curve(run_dir)
+    conv = convergence(dev_steps, devs, fr.last_step) if dev_steps else None
+    return {"record_version": RECORD_VERSION, "arm": arm, "config": config, "code": code, "scores": scores,
+            "scores_last": last.scores, "dev0": r["dev0"], "best_dev": fr.best_score, "best_step": fr.best_step,
+            "last_dev": devs[-1] if devs else None, "dev_steps": dev_steps, "dev_scores": devs,
+            "steps_run": fr.last_step, "converged": conv["converged"] if conv else None,
+            "teacher": config["teacher"] or "self", "student": config["student"],
+            "teacher_fingerprint": r["teacher_fingerprint"], "seed": config["seed"], "omega": config["omega"],
+            "lr": config["lr"], "n_chains": n_chains, "test_limit": test_limit,
+            "listmle_form": config["listmle_form"], "alg1_mode": config["index_mode"],
+            "dev_last": devs[-1] if devs else None, "steps": fr.last_step,      # the former names, for one release
+            "seconds": seconds}
+
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pe1b
 def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, test_limit: int | None = None,
                            keep_pairs: bool = False, arm: str | None = None, **kw) -> dict:
@@ -301,6 +346,9 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
     _check_chains(chains)                                         # a list of >= 2-sentence chains, before any file
     _check_arm(arm)
     check_flag(keep_pairs, "keep_pairs")
+    if kw.get("dev", "paper") != "paper":
+        raise ValueError("dev: posttrain_and_evaluate records the paper's protocol (dev='paper'); call posttrain for "
+                         f"another dev, got {kw['dev']!r:.60}")
     config, cache = posttrain_config(chains, **kw), run_dir / "result.json"
     code = code_hash(*RUN_CODE)                                  # the code part of the key: the code the run reaches
     if cache.exists() and (res := _serve_cached(cache, config, code, arm, keep_pairs)) is not None: return res
@@ -314,22 +362,11 @@ def posttrain_and_evaluate(chains, run_dir, base_scores: dict | None = None, tes
     if best is None and not (fr.best_step == 0 and base_scores is not None and not keep_pairs):
         student.load_state_dict(best_state)
         best = _sts(student, tok, test_limit)
-    scores = dict(best.scores) if best is not None else dict(base_scores)      # step 0 kept: the known base scores
     if keep_pairs:
         save_pairs(run_dir / "pairs_last.npz", last.pairs)
         save_pairs(run_dir / "pairs_best.npz", best.pairs)
-    dev_steps, devs = _dev_curve(run_dir)
-    conv = convergence(dev_steps, devs, fr.last_step) if dev_steps else None
-    res = {"record_version": RECORD_VERSION, "arm": arm, "config": config, "code": code, "scores": scores,
-           "scores_last": last.scores, "dev0": r["dev0"], "best_dev": fr.best_score, "best_step": fr.best_step,
-           "last_dev": devs[-1] if devs else None, "dev_steps": dev_steps, "dev_scores": devs,
-           "steps_run": fr.last_step, "converged": conv["converged"] if conv else None,
-           "teacher": config["teacher"] or "self", "student": config["student"],
-           "teacher_fingerprint": r["teacher_fingerprint"], "seed": config["seed"], "omega": config["omega"],
-           "lr": config["lr"], "n_chains": len(chains), "test_limit": test_limit,
-           "listmle_form": config["listmle_form"], "alg1_mode": config["index_mode"],
-           "dev_last": devs[-1] if devs else None, "steps": fr.last_step,      # the former names, for one release
-           "seconds": round(time.time() - t0, 1)}
+    res = _record(config, code, arm, r, fr, best, last, base_scores, run_dir, len(chains), test_limit,
+                  round(time.time() - t0, 1))
     write_json_verified(cache, res)
     return res
 
@@ -348,8 +385,10 @@ def pick_by_dev(runs: dict) -> float:
     "The lr whose run has the highest best dev score (the first of equals in `runs`' order); test scores never count."
     check_type(runs, "runs", dict, "a dict lr -> posttrain_and_evaluate's result")
     if not runs: raise ValueError("runs is empty: no run to pick from")
-    bad = [lr for lr, r in runs.items() if not isinstance(r, dict) or not isinstance(r.get("best_dev"), (int, float))]
-    if bad: raise ValueError(f"runs for lr {bad} have no best_dev score; every run needs its dev score")
+    bad = [lr for lr, r in runs.items() if not isinstance(r, dict) or not isinstance(r.get("best_dev"), (int, float))
+           or isinstance(r["best_dev"], bool) or not math.isfinite(r["best_dev"])]
+    if bad: raise ValueError(f"runs for lr {bad} have no best_dev score (a finite number); every run needs its dev "
+                             "score")
     return max(runs, key=lambda lr: (runs[lr]["best_dev"], -list(runs).index(lr)))
 
 def lr_folder(lr: float) -> str:

@@ -10,7 +10,7 @@ __all__ = ['PREDICTIONS', 'MANIFEST', 'save_predictions', 'load_predictions', 'v
 import json, os, re
 from pathlib import Path
 import numpy as np
-from ..core.checks import check_all_finite, check_type
+from ..core.checks import check_all_finite, check_path, check_type
 from ..core.io import atomic_write_json, exclusive, file_digest, fingerprint, kill_point, remove_stale_tmp
 
 # %% ../../nbs/stats/94_predictions.ipynb #q004
@@ -154,22 +154,44 @@ def verify_predictions(run_dir) -> list[str]:
     return sorted(Path(f).stem for f in listed)
 
 # %% ../../nbs/stats/94_predictions.ipynb #pr04s
+_SEALED = ("sha256", "bytes", "tasks", "n_seeds", "n_pairs")        # the fields a seal covers (with `info`)
+
 def seal_manifest(run_dir) -> list[str]:
     """Seal the entries of a manifest written before entries were sealed, after checking each file's SHA-256 and the
     entry's tasks, seeds and pairs against the arrays (a decision that its `info` is trusted); the names sealed."""
-    folder = _run_dir(run_dir) / PREDICTIONS
+    folder = _sealable(run_dir)
+    if folder is None: return []
     sealed = []
     with exclusive(folder / MANIFEST, wait=60):
         m = _manifest(folder)
         for name, e in sorted(m.items()):
             if "seal" in e: continue
-            if file_digest(folder / name) != e["sha256"]: raise ValueError(f"{folder / name}: SHA-256 differs")
-            body = {k: e[k] for k in ("sha256", "bytes", "tasks", "n_seeds", "n_pairs")} | {"info": e.get("info", {})}
+            if file_digest(_entry_file(folder, name, e)) != e["sha256"]:
+                raise ValueError(f"{folder / name}: SHA-256 differs")
+            body = {k: e[k] for k in _SEALED} | {"info": e.get("info", {})}
             m[name] = body | {"seal": fingerprint(body)}
             sealed.append(name)
         atomic_write_json(folder / MANIFEST, m)
     for name in sealed: load_predictions(run_dir, Path(name).stem)       # the counts, recomputed from the arrays
     return [Path(n).stem for n in sealed]
+
+def _sealable(run_dir) -> Path | None:
+    "The predictions/ folder of the folder `run_dir`; None when it has none (nothing to seal); else an error naming it."
+    _run_dir(run_dir)                                                    # a str or os.PathLike, else a TypeError
+    root = check_path(run_dir, "run_dir")                                # "" is no folder (Path("") would be ".")
+    if not root.is_dir():
+        raise (NotADirectoryError if root.exists() else FileNotFoundError)(
+            f"run_dir {str(root)!r} is not an existing folder: there is no manifest to seal")
+    return root / PREDICTIONS if (root / PREDICTIONS).is_dir() else None
+
+def _entry_file(folder: Path, name: str, entry: dict) -> Path:
+    "The file of the manifest entry `name` in `folder`: a predictions file name (<name>.npz), every sealed field there."
+    try: ok = _prediction_path(folder.parent, Path(name).stem).name == name
+    except ValueError: ok = False
+    if not ok: raise ValueError(f"{folder / MANIFEST}: entry {name!r} is not a predictions file name (<name>.npz)")
+    if missing := [k for k in _SEALED if k not in entry]:
+        raise ValueError(f"{folder / MANIFEST}: entry {name!r} lacks {missing}; it cannot be sealed")
+    return folder / name
 
 # %% ../../nbs/stats/94_predictions.ipynb #pr03i
 def prediction_info(run_dir, name: str) -> dict:
