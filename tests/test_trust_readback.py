@@ -162,15 +162,19 @@ def test_report_command_refuses_a_hand_edited_results_file(tmp_path):
 
 
 def test_a_planted_best_student_never_runs(tmp_path):
-    "ranking post-training restores best/student.pt with weights_only=True: a planted pickle is refused, never run."
+    """ranking post-training restores best/student.safetensors (tensors only): a planted pickle there is refused, and
+    one left as the former best/student.pt is never read."""
     import sentemb_lit.ranking.posttraining as R
     import sentemb_lit.ranking.runs as RR
     from sentemb_lit.core.tiny_models import tiny_bert
     marker = tmp_path / "pwned"
     (tmp_path / "best").mkdir()
-    torch.save({"x": Planted(marker)}, tmp_path / "best" / "student.pt")
+    torch.save({"x": Planted(marker)}, tmp_path / "best" / "student.pt")          # the former name: never read
     (tmp_path / "log.jsonl").write_text('{"step": 0, "dev": 50.0}\n')
     student = R.RankStudent(tiny_bert(seed=0)[0], "cls", mlp=False)
-    with pytest.raises(ValueError, match=r"cannot read .*best/student\.pt .*delete it and rerun"):
+    RR._after_training(student, tmp_path)
+    assert not marker.exists()
+    torch.save({"x": Planted(marker)}, tmp_path / "best" / RR.BEST_FILE)         # a pickle under the new name
+    with pytest.raises(ValueError, match=r"cannot read .*best/student\.safetensors .*delete it and rerun"):
         RR._after_training(student, tmp_path)
     assert not marker.exists()
