@@ -72,6 +72,7 @@ def _training(info: dict) -> str:
              f"- Started from: {', '.join(f'`{m}`' for m in info['base_model'])}",
              f"- Data: {info['data']}", f"- Settings: {info['settings_source']}",
              f"- Steps run: {info['steps']} in {info['seconds']:.0f} s ({info['seconds_per_step']:.3f} s per step, "
+             "dev evaluations and checkpoints included, "
              f"{info['device']})", f"- Library: sentemb_lit {info['version']}", "",
              "| setting | value | meaning (unit; the paper's value) |", "|---|---|---|", *rows, ""]
     return "\n".join(lines)
