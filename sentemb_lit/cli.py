@@ -58,12 +58,12 @@ def eval_sts_main(argv=None) -> int:
     p.add_argument("--data-root", default=None)
     p.add_argument("--json", default=None, help="also write the full results (with per-pair cosines) as JSON here")
     a = p.parse_args(argv)
+    from sentemb_lit.core.evaluation import check_limit, evaluate_sts      # no torch yet
     _out_file(a.json, "--json")                                         # before the model loads
     if unknown := [t for t in a.tasks or () if t not in STS_TASKS]:
         raise ValueError(f"--tasks: unknown task(s) {unknown}; choose from {list(STS_TASKS)}")
-    if a.limit == 1: raise ValueError("--limit: limit must be None or an int ≥ 2 (pairs per task), got 1")
+    check_limit(a.limit, "--limit")
     if a.data_root is not None or os.environ.get(DATA_ENV): data_root(a.data_root)      # an existing folder
-    from sentemb_lit.core.evaluation import evaluate_sts
     import sentemb_lit.jtcse.twin                 # registers a trained twin's model type: its folder loads by path
     from sentemb_lit.core.models import SentenceEncoder
     from sentemb_lit.core.results import markdown_table
@@ -292,7 +292,7 @@ def fetch_data_main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
     return 1 if failed else 0
 
-# %% ../nbs/90_cli.ipynb #cli301
+# %% ../nbs/90_cli.ipynb #cli300n
 def _number(what: str, kind=int, least=1):
     "An argparse type: a `kind` number >= `least` (> 0 for floats), the error naming the flag `what`."
     def parse(s: str):
@@ -303,6 +303,8 @@ def _number(what: str, kind=int, least=1):
         return v
     return parse
 
+
+# %% ../nbs/90_cli.ipynb #cli301
 def _train_args(argv):
     from sentemb_lit.recipes import DEFAULT_DECODER, METHODS
     p = argparse.ArgumentParser(prog="sentemb-lit train", description="Train a method of the three papers on your "
@@ -328,6 +330,8 @@ def _train_args(argv):
     arg("--max-new-tokens", type=_number("--max-new-tokens"), help="ranking from --corpus: per round (default 100)")
     arg("--filters", help="ranking from --corpus: comma-separated chain filters (default: all official), or none")
     arg("--sts", action="store_true", help="evaluate the 7 STS test sets at the end (into the model card)")
+    arg("--fused-adamw", action="store_true", help="AdamW's fused kernel (faster per step, equal up to the last "
+        "digits; not in the papers, whose code uses torch's default): recorded in the run and its model card")
     arg("--device", default=None, help="cpu, cuda, … (default: cuda when available)")
     arg("--quiet", action="store_true", help="no progress bar")
     return p.parse_args(argv)
@@ -345,7 +349,7 @@ def train_main(argv=None) -> int:
     r = train(a.method, a.model[0] if len(a.model) == 1 else a.model, a.corpus, a.out, teacher=a.teacher,
               chains=a.chains, decoder=a.decoder, steps=a.steps, batch_size=a.batch_size, lr=a.lr, seed=a.seed,
               dev=a.dev, resume=a.resume, sts=a.sts, decoding=decoding or None, device=a.device,
-              progress=not a.quiet)
+              progress=not a.quiet, fused_adamw=a.fused_adamw)
     print(f"sentemb-lit train {a.method}: {r.steps} steps, the weights of {r.kept}; model in {r.out_dir}")
     return 0
 

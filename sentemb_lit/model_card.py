@@ -32,10 +32,15 @@ def field_docs(cls) -> dict[str, str]:
     return docs
 
 # %% ../nbs/90c_model_card.ipynb #mc008
+def _bases(info: dict) -> list[str]:
+    "The base model(s) as a shared card may name them: a path of the trainer's machine becomes its folder's name."
+    return [Path(b).name if Path(str(b)).is_absolute() or str(b).startswith("~") else str(b)
+            for b in info["base_model"]]
+
 def card_metadata(info: dict) -> dict:
     "The YAML front matter of a card: library, base model(s), pipeline, tags, data sets, metrics."
     check_type(info, "info", dict, "the dict `sentemb_lit.recipes.train` assembles")
-    base = list(info["base_model"])
+    base = _bases(info)
     return {"library_name": "sentence-transformers", "base_model": base[0] if len(base) == 1 else base,
             "pipeline_tag": "sentence-similarity",
             "tags": ["sentence-transformers", "sentence-similarity", "feature-extraction", "sentemb-lit",
@@ -65,12 +70,19 @@ def _usage(info: dict) -> str:
 # %% ../nbs/90c_model_card.ipynb #mc011
 def _cell(v) -> str: return str(v).replace("|", "\\|").replace("\n", " ")
 
+def _optimizer(info: dict) -> list[str]:
+    "The optimizer line of a run that records `fused_adamw` (the train command's opt-in)."
+    fused = {k: v for k, v, _ in info["settings"]}.get("fused_adamw")
+    if fused is None: return []
+    kind = "the fused kernel (`fused_adamw`)" if fused else "torch's default kernel (as the official code)"
+    return [f"- Optimizer: AdamW, {kind}"]
+
 def _training(info: dict) -> str:
-    "Method, starting model(s), data, and every setting with its documentation."
+    "Method, starting model(s), data, the optimizer, and every setting with its documentation."
     rows = [f"| `{k}` | {_cell(v)} | {_cell(doc)} |" for k, v, doc in info["settings"]]
     lines = ["## Training details", "", f"- Method: **{info['method']}** — {info['paper']}",
-             f"- Started from: {', '.join(f'`{m}`' for m in info['base_model'])}",
-             f"- Data: {info['data']}", f"- Settings: {info['settings_source']}",
+             f"- Started from: {', '.join(f'`{m}`' for m in _bases(info))}",
+             f"- Data: {info['data']}", f"- Settings: {info['settings_source']}", *_optimizer(info),
              f"- Steps run: {info['steps']} in {info['seconds']:.0f} s ({info['seconds_per_step']:.3f} s per step, "
              "dev evaluations and checkpoints included, "
              f"{info['device']})", f"- Library: sentemb_lit {info['version']}", "",
@@ -102,7 +114,7 @@ def model_card(info: dict) -> str:
                            "kept") if k not in info]
     if missing: raise ValueError(f"info lacks {missing}")
     front = yaml.safe_dump(card_metadata(info), sort_keys=False, allow_unicode=True)
-    title = f"# {info['method']} — {', '.join(info['base_model'])}"
+    title = f"# {info['method']} — {', '.join(_bases(info))}"
     return "\n".join(["---", front.rstrip(), "---", "", title, "", _usage(info), _training(info),
                       _evaluation(info)])
 

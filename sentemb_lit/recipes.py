@@ -17,8 +17,8 @@ from .core.model_cache import MODEL_REGISTRY
 from .core.models import SentenceEncoder, load_causal_lm, load_encoder
 from .core.training import CHECKPOINT
 from .jtcse.step import JTCSEConfig, official_config
-from .jtcse.train import inference_encoder, train as jtcse_train
-from .jtcse.twin import TwinTowerEncoder, export_sentence_transformer
+from .jtcse.train import FUSED_ADAMW_DOC, inference_encoder, train as jtcse_train
+from .jtcse.twin import TwinTowerEncoder, export_sentence_transformer, public_model_name
 from .jtcse.twin_model import TwinTowerModel
 from .jtcse.cross_attention import CAELConfig
 from .ranking.chains import FILTERS, RankingSettings, filter_chains
@@ -31,7 +31,7 @@ _log = logging.getLogger(__name__)             # the library logs; the command p
 # %% auto #0
 __all__ = ['METHODS', 'TWINS', 'DEFAULT_DECODER', 'RANKING_DECODING', 'read_corpus', 'read_scored_pairs', 'dev_evaluator',
            'dev_description', 'method_config', 'settings_table', 'load_start', 'load_twin', 'ranking_lists',
-           'read_chain_file', 'decode_chains', 'ranking_pooling', 'TrainResult', 'train']
+           'read_chain_file', 'decode_chains', 'ranking_pooling', 'TrainResult', 'run_settings', 'train']
 
 # %% ../nbs/90b_train.ipynb #rc005
 METHODS = {
@@ -244,6 +244,7 @@ class TrainResult:
     seconds_per_step: float = 0.0
     sts: dict | None = None            # STS test scores when `sts=True`
     encoder: object = field(default=None, repr=False)   # the trained model's inference embedding (list[str] -> array)
+    fused_adamw: bool = False          # whether AdamW ran its fused kernel (`fused_adamw=True`, --fused-adamw)
 
 def _out_state(out: Path) -> str:
     "'fresh', 'unfinished' (an interrupted run) or 'finished'; a folder that holds something else is refused."
@@ -254,20 +255,34 @@ def _out_state(out: Path) -> str:
     raise FileExistsError(f"out_dir (--out) {str(out)!r} is not empty and holds no run of sentemb-lit train; "
                           "choose a new or empty folder")
 
+def _check_out(out: Path, resume: bool) -> None:
+    "A fresh folder, or an interrupted run with `resume`; a finished run is never overwritten."
+    state = _out_state(out)
+    if state == "finished": raise FileExistsError(f"out_dir (--out) {str(out)!r} already holds a trained model "
+                                                  "(run/train.json); choose another folder")
+    if state == "fresh" and resume: raise ValueError(f"resume (--resume): {str(out)!r} holds no interrupted run")
+    if state == "unfinished" and not resume:
+        raise FileExistsError(f"out_dir (--out) {str(out)!r} holds an interrupted run: pass resume=True (--resume) "
+                              "to continue it with the same arguments, or choose another folder")
+
 # %% ../nbs/90b_train.ipynb #rc035
-def _card_info(method, names, model, tok, config, data: str, dev, res, kept: str, sts, device) -> dict:
-    "The dict `model_card` writes from."
+def run_settings(config, fused_adamw: bool = False) -> list[tuple[str, object, str]]:
+    "`settings_table(config)` and the train command's own setting, `fused_adamw`: what a run prints and its card lists."
+    return settings_table(config) + [("fused_adamw", check_flag(fused_adamw, "fused_adamw"), FUSED_ADAMW_DOC)]
+
+def _card_info(method, names, model, tok, config, data: str, dev, res, kept: str, sts, device, fused=False) -> dict:
+    "The dict `model_card` writes from; a model is named by `public_model_name`, never by a path of this machine."
     from importlib.metadata import PackageNotFoundError, version
     try: lib = version("sentemb_lit")
     except PackageNotFoundError: lib = "unknown"                          # run from a source folder
     twin, steps = isinstance(model, TwinTowerEncoder), res.last_step
-    base = [MODEL_REGISTRY[n].hub_id if n in MODEL_REGISTRY else Path(n).name for n in names]
+    base = [public_model_name(n) for n in names]
     pooling = "cls" if METHODS[method][1] else model.pooling
     tower = model.tower_1 if twin else model.encoder if isinstance(model, RankStudent) else model
     source = (f"RankingConfig() (the paper's settings)" if isinstance(config, RankingConfig) else
               f"official_config({METHODS[method][1]!r}, n_layers={_depth(tower)}) (the official code's values)")
     return {"method": method, "paper": METHODS[method][0], "base_model": base, "twin": twin, "pooling": pooling,
-            "dimension": tower.config.hidden_size, "data": data, "settings": settings_table(config),
+            "dimension": tower.config.hidden_size, "data": data, "settings": run_settings(config, fused),
             "settings_source": source + ", with the values given to this run", "steps": steps,
             "seconds": res.seconds, "seconds_per_step": res.seconds / max(1, steps), "device": str(device),
             "version": lib, "dev": dev_description(dev), "kept": kept,
@@ -289,24 +304,9 @@ def _write_folder(out: Path, method: str, model, tok, info: dict, result: TrainR
     (out / "run" / CHECKPOINT).unlink(missing_ok=True)
     shutil.rmtree(out / "run" / "best", ignore_errors=True)
 
-# %% ../nbs/90b_train.ipynb #rc038
-def _check_train(method, out_dir, teacher, chains, decoder, corpus, steps, batch_size, lr, seed, dev, resume, sts,
-                 decoding):
-    "Every argument of `train`, checked before a model loads: (out folder, its state, the config overrides)."
-    check_choice(method, "method", METHODS)
-    out = check_path(out_dir, "out_dir (--out)").expanduser()
-    for name, v, least in (("steps", steps, 1), ("batch_size (--batch-size)", batch_size, 1), ("seed", seed, 0)):
-        check_positive_int(v, name, minimum=least, optional=True)
-    check_number(lr, "lr", gt=0, optional=True)
-    check_flag(resume, "resume"), check_flag(sts, "sts")
-    if dev not in ("stsb", "none"): check_file(dev, "dev")
-    for name, f in (("corpus", corpus), ("chains", chains)):
-        if f is not None: check_file(f, name)
-    if corpus is not None: read_corpus(corpus)                  # no sentence, or not UTF-8: refused before run/ exists
-    bad = sorted(set(decoding or {}) - set(RANKING_DECODING)) or sorted(set((decoding or {}).get("filters", ())) -
-                                                                        set(FILTERS))
-    if bad: raise ValueError(f"decoding: unknown setting(s) or filter(s) {bad}; settings {sorted(RANKING_DECODING)}, "
-                             f"filters {list(FILTERS)}")
+# %% ../nbs/90b_train.ipynb #rc038a
+def _check_sources(method, teacher, chains, decoder, corpus, batch_size) -> None:
+    "The data and teacher arguments of `train`: which a method needs, which it refuses."
     if method == "jtcse-d" and teacher is not None and not Path(teacher).is_dir():
         raise FileNotFoundError(f"teacher (--teacher) {str(teacher)!r} is not a folder (a trained twin's)")
     if (teacher is None) == (method == "jtcse-d") and method != "ranking":
@@ -320,19 +320,35 @@ def _check_train(method, out_dir, teacher, chains, decoder, corpus, steps, batch
     elif chains is not None or decoder is not None:
         raise ValueError(f"chains (--chains) and decoder (--decoder) belong to ranking, not {method!r}")
     elif corpus is None: raise ValueError(f"corpus (--corpus): {method!r} trains on a file of sentences")
-    state = _out_state(out)
-    if state == "finished": raise FileExistsError(f"out_dir (--out) {str(out)!r} already holds a trained model "
-                                                  "(run/train.json); choose another folder")
-    if state == "fresh" and resume: raise ValueError(f"resume (--resume): {str(out)!r} holds no interrupted run")
-    if state == "unfinished" and not resume:
-        raise FileExistsError(f"out_dir (--out) {str(out)!r} holds an interrupted run: pass resume=True (--resume) "
-                              "to continue it with the same arguments, or choose another folder")
+
+# %% ../nbs/90b_train.ipynb #rc038
+def _check_train(method, out_dir, teacher, chains, decoder, corpus, steps, batch_size, lr, seed, dev, resume, sts,
+                 decoding, fused_adamw=False):
+    """Every argument of `train`, checked before a model loads: (out folder, the config overrides, the corpus's
+    sentences or None). The corpus is read here, once: training takes these sentences."""
+    check_choice(method, "method", METHODS)
+    out = check_path(out_dir, "out_dir (--out)").expanduser()
+    for name, v, least in (("steps", steps, 1), ("batch_size (--batch-size)", batch_size, 1), ("seed", seed, 0)):
+        check_positive_int(v, name, minimum=least, optional=True)
+    check_number(lr, "lr", gt=0, optional=True)
+    check_flag(resume, "resume"), check_flag(sts, "sts"), check_flag(fused_adamw, "fused_adamw (--fused-adamw)")
+    if dev not in ("stsb", "none"): check_file(dev, "dev")
+    for name, f in (("corpus", corpus), ("chains", chains)):
+        if f is not None: check_file(f, name)
+    sentences = read_corpus(corpus) if corpus is not None else None     # no sentence, or not UTF-8: before run/
+    bad = sorted(set(decoding or {}) - set(RANKING_DECODING)) or sorted(set((decoding or {}).get("filters", ())) -
+                                                                        set(FILTERS))
+    if bad: raise ValueError(f"decoding: unknown setting(s) or filter(s) {bad}; settings {sorted(RANKING_DECODING)}, "
+                             f"filters {list(FILTERS)}")
+    _check_sources(method, teacher, chains, decoder, corpus, batch_size)
+    _check_out(out, resume)
     over = {"n_steps": steps, "batch_size": batch_size, "lr": lr, "seed": seed} | \
         ({"data_seed": seed} if seed is not None and method != "ranking" else {})
-    return out, {k: v for k, v in over.items() if v is not None} | ({"eval_every": 0} if dev == "none" else {})
+    return out, {k: v for k, v in over.items() if v is not None} | ({"eval_every": 0} if dev == "none" else {}), \
+        sentences
 
 # %% ../nbs/90b_train.ipynb #rc039
-def _announce(method, names, model, config, data: str, dev, out: Path, given: dict) -> None:
+def _announce(method, names, model, config, data: str, dev, out: Path, given: dict, fused: bool = False) -> None:
     "Log what the run is about to do: the method, the model(s), the data, every setting, the dev rule."
     tower = model.tower_1 if isinstance(model, TwinTowerEncoder) else model
     start = (f"both towers start from {names[0]}" if len(names) == 1 else f"towers from {names[0]} and {names[1]}") \
@@ -343,24 +359,26 @@ def _announce(method, names, model, config, data: str, dev, out: Path, given: di
     _log.info(f"  out: {out}  (the model; the run's log in {out / 'run'})")
     src = "RankingConfig()" if isinstance(config, RankingConfig) else \
         f"official_config({METHODS[method][1]!r}, n_layers={_depth(tower)})"
+    given = given | ({"fused_adamw": True} if fused else {})
     _log.info(f"  settings: {src}, the published values; set by this run: {given or 'nothing'}")
-    for k, v, doc in settings_table(config): _log.info(f"    {k:<22} {str(v):<12} {doc}")
+    for k, v, doc in run_settings(config, fused): _log.info(f"    {k:<22} {str(v):<12} {doc}")
     _log.info(f"  dev: {dev_description(dev)}")
 
 # %% ../nbs/90b_train.ipynb #rc040
 def train(method: str, model="minilm-l6", corpus=None, out_dir=None, *, teacher=None, chains=None, decoder=None,
           steps: int | None = None, batch_size: int | None = None, lr: float | None = None, seed: int | None = None,
           dev="stsb", resume: bool = False, sts: bool = False, decoding: dict | None = None,
-          dev_limit: int | None = None, device=None, progress: bool = True) -> TrainResult:
+          dev_limit: int | None = None, device=None, progress: bool = True, fused_adamw: bool = False) -> TrainResult:
     """Train `model` (a name or folder; one or two for a twin) with `method` (METHODS) on `corpus` (a text or .jsonl
     file) into `out_dir`, a folder `SentenceTransformer(out_dir)` loads, with a model card and the run's log in
     `out_dir/run`. Settings: the method's published ones (`method_config`), with `steps`, `batch_size`, `lr`, `seed`.
     `dev`: "stsb", a file of scored pairs, or "none" (keep the last step). jtcse-d: `teacher`, a trained twin's folder.
     ranking: `chains` (a file) or `corpus` decoded by `decoder` (default `DEFAULT_DECODER`, `RANKING_DECODING` with
     `decoding`'s changes); `teacher` an encoder (None: a frozen copy of the student). `resume`: continue the
-    interrupted run in `out_dir`. `sts`: the 7 STS test scores of the result, in the card."""
-    out, given = _check_train(method, out_dir, teacher, chains, decoder, corpus, steps, batch_size, lr, seed, dev,
-                              resume, sts, decoding)
+    interrupted run in `out_dir`. `sts`: the 7 STS test scores of the result, in the card. `fused_adamw`: AdamW's
+    fused kernel (`FUSED_ADAMW_DOC`; off: torch's default, as the official code), recorded in the run and its card."""
+    out, given, sentences = _check_train(method, out_dir, teacher, chains, decoder, corpus, steps, batch_size, lr,
+                                         seed, dev, resume, sts, decoding, fused_adamw)
     names, run_dir = _names(model), out / "run"
     start, tok = load_start(method, model, device)
     config = method_config(method, _depth(start.tower_1 if isinstance(start, TwinTowerEncoder) else start), **given)
@@ -368,22 +386,17 @@ def train(method: str, model="minilm-l6", corpus=None, out_dir=None, *, teacher=
         start = TwinTowerEncoder(start.tower_1, start.tower_2, tok, start.max_length,
                                  CAELConfig(k=config.cael_every, injection=config.cael_injection))
     source = f"chains `{Path(chains).name}`" if chains is not None else f"corpus `{Path(corpus).name}`"
-    _announce(method, names, start, config, source, dev, out, given)
-    if isinstance(config, RankingConfig): data, text = _ranking_data(chains, corpus, decoder, run_dir, decoding,
-                                                                     device, progress)
-    else: data = read_corpus(corpus); text = f"`{Path(corpus).name}`, {len(data)} sentences"
+    _announce(method, names, start, config, source, dev, out, given, fused_adamw)
+    if isinstance(config, RankingConfig): data, text = _ranking_data(chains, corpus, sentences, decoder, run_dir,
+                                                                     decoding, device, progress)
+    else: data, text = sentences, f"`{Path(corpus).name}`, {len(sentences)} sentences"     # read once, checked
     _log.info(f"  data: {text}")
-    res, model = _run(method, config, start, tok, names, data, teacher, dev, dev_limit, run_dir, progress, device)
+    res, model = _run(method, config, start, tok, names, data, teacher, dev, dev_limit, run_dir, progress, device,
+                      fused_adamw)
     model.eval()                                          # fit leaves it training: dropout off for its embeddings
-    kept = f"step {res.best_step} (the best dev score, {res.best_score:.2f})" if res.best_step is not None else \
-        f"step {res.last_step}, the last (dev none: no dev evaluation)"
-    _log.info(f"  done: {res.last_step} steps in {res.seconds:.0f} s; the folder holds the weights of {kept}")
-    encoder = _encoder(model, tok)
-    scores = evaluate_sts(encoder).scores if sts else None
-    result = TrainResult(out, method, config, res.last_step, res.best_step if res.best_step is not None else
-                         res.last_step, kept, res.best_score, [[s, v] for s, v in zip(res.dev_steps, res.dev_scores)],
-                         res.seconds, res.seconds / max(1, res.last_step), scores, encoder)
-    info = _card_info(method, names, model, tok, config, text, dev, res, kept, scores, _device_of(model))
+    result = _result(out, method, config, res, _encoder(model, tok), sts, fused_adamw)
+    info = _card_info(method, names, model, tok, config, text, dev, res, result.kept, result.sts, _device_of(model),
+                      fused_adamw)
     _write_folder(out, method, model, tok, info, result)
     _log.info(f"  wrote {out}: SentenceTransformer(path{', trust_remote_code=True' if info['twin'] else ''}) loads it")
     return result
@@ -396,32 +409,48 @@ def _encoder(model, tok):
     if isinstance(model, RankStudent): return SentenceEncoder(model.encoder, tok, model.pooling, show_progress=False)
     return inference_encoder(model, tok)
 
-def _ranking_data(chains, corpus, decoder, run_dir: Path, decoding, device, progress) -> tuple[list, str]:
-    "(training lists, their description) from a chains file or decoded from the corpus."
+def _result(out: Path, method: str, config, res, encoder, sts: bool, fused: bool) -> TrainResult:
+    "The `TrainResult` of a finished run (and its STS test scores when `sts`), the kept step said in words."
+    kept = f"step {res.best_step} (the best dev score, {res.best_score:.2f})" if res.best_step is not None else \
+        f"step {res.last_step}, the last (dev none: no dev evaluation)"
+    _log.info(f"  done: {res.last_step} steps in {res.seconds:.0f} s; the folder holds the weights of {kept}")
+    scores = evaluate_sts(encoder).scores if sts else None
+    return TrainResult(out, method, config, res.last_step, res.best_step if res.best_step is not None else
+                       res.last_step, kept, res.best_score, [[s, v] for s, v in zip(res.dev_steps, res.dev_scores)],
+                       res.seconds, res.seconds / max(1, res.last_step), scores, encoder, fused)
+
+def _ranking_data(chains, corpus, sentences, decoder, run_dir: Path, decoding, device, progress) -> tuple[list, str]:
+    "(training lists, their description) from a chains file or decoded from the corpus's sentences (read once)."
     if chains is not None:
         lists = read_chain_file(chains)
         text = f"`{Path(chains).name}`, {len(lists)} ranking chains"
     else:
         run_dir.mkdir(parents=True, exist_ok=True)
-        lists = decode_chains(read_corpus(corpus), decoder or DEFAULT_DECODER, run_dir / "chains.jsonl", decoding,
-                              device, progress)
+        lists = decode_chains(sentences, decoder or DEFAULT_DECODER, run_dir / "chains.jsonl", decoding, device,
+                              progress)
         text = f"{len(lists)} ranking chains decoded by {decoder or DEFAULT_DECODER} from `{Path(corpus).name}`"
     if len(lists) < 1: raise ValueError(f"no usable ranking chain ({text}); a chain needs 3 distinct sentences")
     return lists, text
 
 # %% ../nbs/90b_train.ipynb #rc042
-def _run(method, config, start, tok, names, data, teacher, dev, dev_limit, run_dir, progress, device) -> tuple:
-    "(fit's result, the trained model): the method's own training call, its resume keyed by all its result depends on."
-    info = {"method": method, "model": names, "settings": config.to_dict(), "data": fingerprint(data),
-            "teacher": None if teacher is None else str(teacher), "dev": str(dev), "dev_limit": dev_limit,
+def _run(method, config, start, tok, names, data, teacher, dev, dev_limit, run_dir, progress, device,
+         fused=False) -> tuple:
+    """(fit's result, the trained model): the method's own training call, its resume keyed by all its result depends
+    on. Models and files are named there by `public_model_name` (a shared folder carries no path of this machine)."""
+    info = {"method": method, "model": [public_model_name(n) for n in names], "settings": config.to_dict(),
+            "data": fingerprint(data), "teacher": None if teacher is None else public_model_name(teacher),
+            "dev": dev if dev in ("stsb", "none") else Path(dev).name, "dev_limit": dev_limit,
             "dev_data": None if dev in ("stsb", "none") else fingerprint(read_scored_pairs(dev)[0])}
     if isinstance(config, RankingConfig):
         pooling = ranking_pooling(names[0], config)
         ev = dev_evaluator(dev, SentenceEncoder(start, tok, pooling, show_progress=False), limit=dev_limit)
-        r = posttrain(data, run_dir, student=(start, tok), teacher=None if teacher is None else str(teacher),
-                      progress=progress, dev=ev or "none", run_info=info, **(config.to_dict() | {"pooling": pooling}))
+        local = teacher is not None and str(teacher) not in MODEL_REGISTRY and Path(teacher).expanduser().exists()
+        teach = load_encoder(str(teacher), device=_device_of(start)) if local else \
+            None if teacher is None else str(teacher)            # a local teacher: loaded here, named by its folder
+        r = posttrain(data, run_dir, student=(start, tok), teacher=teach, progress=progress, dev=ev or "none",
+                      run_info=info, fused_adamw=fused, **(config.to_dict() | {"pooling": pooling}))
         return r["fit"], r["student"]
     twin = load_twin(teacher, device) if teacher is not None else None
     ev = dev_evaluator(dev, _encoder(start, tok), limit=dev_limit)
     return jtcse_train(config, start, tok, data, run_dir, teacher=twin, progress=progress, desc=method, evaluate=ev,
-                       run_info=info), start
+                       run_info=info, fused_adamw=fused), start

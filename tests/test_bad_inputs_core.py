@@ -12,8 +12,6 @@ import sentemb_lit.stats.report as report
 from sentemb_lit.core.evaluation import (alignment_uniformity, correlations, cosine_scores, evaluate_dev, evaluate_sts,
                                     as_encode)
 
-EXE = Path(sys.executable).parent / "sentemb-lit"
-
 
 def bow(sentences, d=64):
     "Bag of words; zlib.crc32, unlike the salted hash(), gives the same buckets under every PYTHONHASHSEED."
@@ -184,11 +182,14 @@ def test_bad_claims_csv_is_named(tmp_path):
     (["report", "--paper", "jtcse", "--profile", "full"], "no stored run"),
     (["frobnicate"], "unknown command 'frobnicate'"),
 ])
-def test_cli_input_errors_are_one_line(data_root, args, match):
-    r = subprocess.run([str(EXE), *args], capture_output=True, text=True)
-    assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
-    assert "Traceback" not in r.stderr
-    assert match in r.stderr, r.stderr[-1500:]
+def test_cli_input_errors_are_one_line(data_root, args, match, capsys):
+    "The command in this process: `main` returns the exit code the shell sees (from the shell: test_cli_papermill)."
+    from sentemb_lit.cli import main
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2, (code, err[-1500:])
+    assert "Traceback" not in err
+    assert match in err, err[-1500:]
 
 
 # ---------------------------------------------------------------- report: folders, levels, finding numbers

@@ -1,7 +1,8 @@
 "The command line and the papermill runner, end to end."
-import json, os, subprocess, sys
+import io, json, os, subprocess, sys
 from pathlib import Path
 import pytest
+from sentemb_lit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXE = Path(sys.executable).parent / "sentemb-lit"
@@ -14,16 +15,19 @@ def test_cli_help_and_unknown_command():
     assert bad.returncode == 2 and "unknown command" in bad.stderr
 
 
-def test_eval_sts_command(data_root, tmp_path):
-    out = subprocess.run([str(EXE), "eval-sts", "--model", "minilm-l6", "--tasks", "stsb,sickr", "--limit", "150",
-                          "--json", str(tmp_path / "r.json")], capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-2000:]
+def test_eval_sts_command(data_root, tmp_path, capsys, monkeypatch):
+    "The command in this process (the exit code from the shell: test_cli_help_and_unknown_command)."
+    monkeypatch.chdir(ROOT)
+    code = main(["eval-sts", "--model", "minilm-l6", "--tasks", "stsb,sickr", "--limit", "150", "--json",
+                 str(tmp_path / "r.json")])
+    out = capsys.readouterr()
+    assert code == 0, out.err[-2000:]
     res = json.loads((tmp_path / "r.json").read_text())
     assert set(res["scores"]) == {"stsb", "sickr", "avg"} and res["pooling"] == "mean"
-    assert "| stsb | sickr | avg |" in out.stdout
+    assert "| stsb | sickr | avg |" in out.out
 
 
-def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
+def test_reproduce_injects_parameters_and_reports(tmp_path, data_root, capsys, monkeypatch):
     (tmp_path / "nbs" / "experiments").mkdir(parents=True)
     (tmp_path / "settings.ini").write_text("[DEFAULT]\nlib_name = sentemb_lit\n")
     cells = [
@@ -46,9 +50,10 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
     (tmp_path / "papers" / "pretcot_ke").mkdir(parents=True)
     (tmp_path / "papers" / "pretcot_ke" / "claims.csv").write_text("table,method,metric,value,source\nT,m,avg,2.0,Table 9\n")
     (tmp_path / "papers" / "pretcot_ke" / "NOTES.md").write_text("## Notes\nhand-written discussion\n")
-    out = subprocess.run([str(EXE), "reproduce", "--paper", "pretcot_ke", "--profile", "cpu"], capture_output=True,
-                         text=True, cwd=tmp_path)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    monkeypatch.chdir(tmp_path)                                    # the command in this process, run from the folder
+    code = main(["reproduce", "--paper", "pretcot_ke", "--profile", "cpu"])
+    out = capsys.readouterr()
+    assert code == 0, out.out[-2000:] + out.err[-2000:]
     report = (tmp_path / "papers" / "pretcot_ke" / "REPORT.md").read_text()
     details = (tmp_path / "papers" / "pretcot_ke" / "DETAILS.md").read_text()
     assert "| profile injected | +0.40 | +0.50 | +0.20 … +0.90 | — | — | — | holds | **holds** |" in details
@@ -58,12 +63,13 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root):
     statuses = json.loads((record / "statuses.json").read_text())
     assert [x["notebook"] for x in statuses] == list(listed)
     assert (record / "31_pretcot_ke_reproduction.ipynb").exists() and all(x["status"] == "ok" for x in statuses)
-    assert out.stdout.startswith(f"project folder: {tmp_path.resolve()}")
+    assert out.out.startswith(f"project folder: {tmp_path.resolve()}")
     assert not list(record.parent.glob("cpu.attempt-*"))               # the successful attempt became the record
 
 
-def test_generate_ranking_and_embed_commands(tmp_path, data_root):
-    "The paper commands run end to end from the shell (real SmolLM2, tiny sizes) and exit 0; a restart skips done work."
+def test_generate_ranking_and_embed_commands(tmp_path, data_root, capsys, monkeypatch):
+    """The paper commands run end to end (real SmolLM2, tiny sizes) and exit 0: generate-ranking from the shell, its
+    restart (which skips done work) and embed (sentences on stdin) in this process."""
     (tmp_path / "s.txt").write_text("A man is playing a guitar.\nTwo dogs run in the park.\n")
     args = [str(EXE), "generate-ranking", "--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "c.jsonl"),
             "--rounds", "2", "--max-new-tokens", "12", "--quiet"]
@@ -71,12 +77,11 @@ def test_generate_ranking_and_embed_commands(tmp_path, data_root):
     assert out.returncode == 0, out.stderr[-2000:]
     lines = (tmp_path / "c.jsonl").read_text().splitlines()
     assert len(lines) == 2 and all(json.loads(l) for l in lines)
-    again = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
-    assert again.returncode == 0 and len((tmp_path / "c.jsonl").read_text().splitlines()) == 2
-    emb = subprocess.run([str(EXE), "embed", "--model", "smollm2-135m-instruct", "--method", "pcot",
-                          "--out", str(tmp_path / "e.npy")], input="A sentence.\nAnother one here.\n",
-                         capture_output=True, text=True, cwd=ROOT)
-    assert emb.returncode == 0, emb.stderr[-2000:]
+    monkeypatch.chdir(ROOT)                                    # the restart and embed: the commands in this process
+    assert main(args[1:]) == 0 and len((tmp_path / "c.jsonl").read_text().splitlines()) == 2
+    monkeypatch.setattr(sys, "stdin", io.StringIO("A sentence.\nAnother one here.\n"))
+    code = main(["embed", "--model", "smollm2-135m-instruct", "--method", "pcot", "--out", str(tmp_path / "e.npy")])
+    assert code == 0, capsys.readouterr().err[-2000:]
     import numpy as np
     e = np.load(tmp_path / "e.npy")
     assert e.shape[0] == 2 and e.dtype == np.float32 and np.isfinite(e).all()

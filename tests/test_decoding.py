@@ -97,6 +97,7 @@ def test_job_torn_line_is_ignored_and_redone(tmp_path, tl):
 import os, signal, subprocess, sys, time
 from pathlib import Path
 from sentemb_lit.core.io import read_jsonl, LockedError
+from sentemb_lit.cli import main
 
 SOURCES = [f"Sentence number {i} is about a {w} in the park." for i, w in
            enumerate(["dog", "cat", "man", "child", "bird", "tree", "car", "woman", "ball", "bench", "kite", "duck"])]
@@ -166,9 +167,7 @@ def test_sigkill_mid_run_then_resume(tmp_path, saved_llama):
     n_before = cut.read_text().count("\n")
     assert n_before == 4                                      # two groups of 2
     with open(cut, "a") as f: f.write('{"source": "' + SOURCES[n_before][:10])     # a write cut short
-    r = subprocess.run([sys.executable, "-c", RUN, *_job_args(saved_llama, inp, cut)], env=_env(),
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
+    assert main(["generate-ranking", *_job_args(saved_llama, inp, cut)]) == 0   # the resume: the command, here
     got = _chains(cut)
     assert [c[0] for c in got] == SOURCES                     # each source exactly once, in input order
     assert got == _chains(ref)                                # bit-identical chains
@@ -181,9 +180,7 @@ def test_two_processes_write_the_same_chains(tmp_path, saved_llama):
     inp.write_text("\n".join(SOURCES[:9]) + "\n")
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     args = lambda out: _job_args(saved_llama, inp, out, rounds=3, tokens=6)
-    r1 = subprocess.run([sys.executable, "-c", RUN, *args(one)], env=_env(), capture_output=True, text=True,
-                        timeout=300)
-    assert r1.returncode == 0, r1.stderr[-2000:]
+    assert main(["generate-ranking", *args(one)]) == 0                   # one process: this one
     script = tmp_path / "job.py"
     script.write_text(RUN.replace("; ", "\n"))
     r2 = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",

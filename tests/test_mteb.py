@@ -63,7 +63,7 @@ def test_sentence_encoder(minilm):
 
 def test_twin_tower_encoder(minilm):
     model, tok = minilm
-    _check("TwinTowerEncoder(minilm-l6 ×2)", TwinTowerEncoder(model, copy.deepcopy(model), tok).eval(), 200)
+    _check("TwinTowerEncoder(minilm-l6 ×2)", TwinTowerEncoder(model, copy.deepcopy(model), tok).eval(), 100)
 
 
 def test_mask_prompt_encoder(minilm):

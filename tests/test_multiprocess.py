@@ -43,10 +43,11 @@ def main(out_dir, dropout=0.0, n_steps=6, stop_after=None, global_batch=8):
         torch.save(model.state_dict(), Path(out_dir) / "final.pt")
         result = {"processes": acc.num_processes, "last_step": res.last_step}
         Path(out_dir, "result.json").write_text(json.dumps(result))
-    from sentemb_lit.core.distributed import end_processes
-    end_processes(acc)                                    # shut the group down, no racing teardown
 
-main(**json.loads(sys.argv[1]))
+if __name__ == "__main__":                                # several runs, one after another, in one launch
+    for kw in json.loads(sys.argv[1]): main(**kw)
+    from sentemb_lit.core.distributed import end_processes
+    end_processes()                                       # shut the group down, no racing teardown
 '''
 
 
@@ -55,16 +56,32 @@ def _env():
                          "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
 
 
-def _train(tmp_path, name, processes, **kw):
+def _launch(tmp_path, runs):
+    "torchrun with 2 processes: each of `runs` (keywords of `main`, `out_dir` a name under tmp_path) in turn."
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    out = tmp_path / name
-    launch = [sys.executable] if processes == 1 else \
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]
-    r = subprocess.run([*launch, str(script), json.dumps({"out_dir": str(out), **kw})], env=_env(),
-                       capture_output=True, text=True, timeout=300)
+    runs = [kw | {"out_dir": str(tmp_path / kw["out_dir"])} for kw in runs]
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                        str(script), json.dumps(runs)], env=_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _here(out, **kw):
+    "`main` in this process: one process, the same script."
+    ns = {"__name__": "one_process"}
+    exec(compile(SCRIPT, "train.py", "exec"), ns)
+    ns["main"](out_dir=str(out), **kw)
     return out
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    """One 2-process launch: a run without dropout ('two'), a run with dropout ('full') and the same run stopped after
+    step 3 ('cut', last checkpoint at step 2)."""
+    d = tmp_path_factory.mktemp("two")
+    _launch(d, [{"out_dir": "two"}, {"out_dir": "full", "dropout": 0.1}, {"out_dir": "cut", "dropout": 0.1,
+                                                                           "stop_after": 3}])
+    return d
 
 
 def _log(out):
@@ -77,8 +94,9 @@ def _max_diff(a, b):
     return max(float((sa[k].float() - sb[k].float()).abs().max()) for k in sa)
 
 
-def test_two_processes_equal_one(tmp_path):
-    one, two = _train(tmp_path, "one", 1), _train(tmp_path, "two", 2)
+def test_two_processes_equal_one(tmp_path, two):
+    one, two = _here(tmp_path / "one"), two / "two"
+    assert json.loads((one / "result.json").read_text()) == {"processes": 1, "last_step": 6}
     assert json.loads((two / "result.json").read_text()) == {"processes": 2, "last_step": 6}
     log1, log2 = _log(one), _log(two)
     assert [r["step"] for r in log2] == list(range(1, 7))                 # one record per step: only main writes
@@ -92,12 +110,13 @@ def test_two_processes_equal_one(tmp_path):
     assert json.loads((two / "fit.json").read_text())["config"]["fit"]["processes"] == 2
 
 
-def test_two_process_resume_is_exact(tmp_path):
-    full = _train(tmp_path, "full", 2, dropout=0.1)
-    cut = _train(tmp_path, "cut", 2, dropout=0.1, stop_after=3)          # last checkpoint at step 2
+def test_two_process_resume_is_exact(two):
+    from sentemb_lit.core.checkpoint import ConfigMismatchError
+    full, cut = two / "full", two / "cut"
     assert json.loads((cut / "result.json").read_text())["last_step"] == 3
-    _train(tmp_path, "cut", 2, dropout=0.1)
+    _launch(two, [{"out_dir": "cut", "dropout": 0.1}])                      # the resume: a fresh launch
+    assert json.loads((cut / "result.json").read_text()) == {"processes": 2, "last_step": 6}
     assert _max_diff(full, cut) == 0.0
     assert _log(full) == _log(cut)
-    with pytest.raises(AssertionError, match="another configuration"):   # 1 process cannot silently continue it
-        _train(tmp_path, "cut", 1, dropout=0.1, n_steps=8)
+    with pytest.raises(ConfigMismatchError, match="another configuration"):   # 1 process cannot silently continue it
+        _here(cut, dropout=0.1, n_steps=8)

@@ -71,30 +71,74 @@ def test_the_command_prints_the_settings_and_writes_nothing_but_bars_on_stderr(t
     assert only_bars(r.stderr) == "", f"stderr holds more than tqdm bars: {only_bars(r.stderr)[:1000]!r}"
 
 
+FRESH = """import json, sys
+import numpy as np, torch
+sys.modules['sentemb_lit'] = None                                     # `import sentemb_lit...` raises now
+try:
+    import sentemb_lit
+except ImportError: pass
+else: raise SystemExit('sentemb_lit imported')
+from sentence_transformers import SentenceTransformer
+from transformers import AutoModel, AutoTokenizer
+work, tmp, sents = {work!r}, {tmp!r}, {sents!r}
+ours = lambda name: np.load(tmp + '/' + name + '.npy')
+maxdiff = lambda e, name: float(np.abs(e - ours(name)).max())
+d = {{}}
+for name, trust in (('simcse', False), ('jtcse', True)):             # the folders of `sentemb-lit train`
+    d[name] = maxdiff(SentenceTransformer(work + '/' + name, device='cpu', trust_remote_code=trust).encode(sents), name)
+AutoTokenizer.from_pretrained(work + '/jtcse', trust_remote_code=True)
+t = AutoTokenizer.from_pretrained(work + '/jtcse', tokenizer_type='bert')         # the card's way, never asking
+assert t('a b')['input_ids'][0] == t.cls_token_id
+path = tmp + '/remote'                                                # a twin export, its code trusted
+kw = dict(trust_remote_code=True)                 # the tokenizer reads config.json (auto_map) too
+m, tok = AutoModel.from_pretrained(path, **kw), AutoTokenizer.from_pretrained(path, **kw)
+with torch.no_grad(): hf = m(**tok(sents, padding=True, return_tensors='pt')).last_hidden_state[:, 0].numpy()
+assert type(m).__module__.endswith('twin_model'), type(m).__module__
+d['remote_hf'] = maxdiff(hf, 'remote')
+d['remote_st'] = maxdiff(SentenceTransformer(path, device='cpu', **kw).encode(sents), 'remote')
+try:                                                                  # not trusted: its code does not run
+    SentenceTransformer(tmp + '/plain', device='cpu')
+    d['untrusted'] = 'loaded'
+except Exception as e:
+    d['untrusted'] = 'refused, naming trust_remote_code=True' if 'trust_remote_code=True' in str(e) else repr(e)[:500]
+d['imported'] = sorted(k for k, v in sys.modules.items() if v and (k == 'sentemb_lit' or k.startswith('sentemb_lit.')))
+del sys.modules['sentemb_lit']                                        # now the library may be imported
+import sentemb_lit.jtcse.twin
+d['plain'] = maxdiff(SentenceTransformer(tmp + '/plain', device='cpu').encode(sents), 'plain')   # no flag
+print(json.dumps(d))
+"""
+
+
 def test_the_folders_load_where_sentemb_lit_cannot_be_imported(work, trained, tmp_path):
-    "sentence-transformers in `python -I` with sentemb_lit blocked: the library's embeddings, within 1e-5."
+    """One `python -I` with sentemb_lit blocked: sentence-transformers gives the library's embeddings (within 1e-5) for
+    the trained folders (simcse without the trust flag, the jtcse twin with it) and for a twin export (with
+    trust_remote_code=True, which carries its model code `twin_model.py`, loaded through transformers' AutoModel and
+    AutoTokenizer too), nothing asks whether to trust the code, the card's tokenizer way loads, an export loaded
+    without the flag is refused naming it; then, after `import sentemb_lit.jtcse.twin`, SentenceTransformer(export)
+    with no flag gives TwinTowerEncoder.encode."""
+    import sentemb_lit.jtcse.twin_model
     from sentemb_lit.core.models import SentenceEncoder, load_encoder
+    from sentemb_lit.jtcse.twin import TwinTowerEncoder, export_sentence_transformer
     from sentemb_lit.recipes import load_twin
     np.save(tmp_path / "simcse.npy", SentenceEncoder(*load_encoder(str(work / "simcse")), "cls",
                                                     show_progress=False)(SENTS))
     np.save(tmp_path / "jtcse.npy", load_twin(work / "jtcse").encode(SENTS))
-    code = ("import sys\nsys.modules['sentemb_lit'] = None\n"
-            "try:\n    import sentemb_lit\nexcept ImportError: pass\nelse: raise SystemExit('sentemb_lit imported')\n"
-            "import json, numpy as np\nfrom sentence_transformers import SentenceTransformer\nfrom transformers import "
-            "AutoTokenizer\nd = {}\n"
-            f"for name, trust in (('simcse', False), ('jtcse', True)):\n"
-            f"    m = SentenceTransformer({str(work)!r} + '/' + name, device='cpu', trust_remote_code=trust)\n"
-            f"    d[name] = float(np.abs(m.encode({SENTS!r}) - np.load({str(tmp_path)!r} + f'/{{name}}.npy')).max())\n"
-            f"AutoTokenizer.from_pretrained({str(work / 'jtcse')!r}, trust_remote_code=True)\n"
-            f"t = AutoTokenizer.from_pretrained({str(work / 'jtcse')!r}, tokenizer_type='bert')\n"   # the card's way,
-            "assert t('a b')['input_ids'][0] == t.cls_token_id\nprint(json.dumps(d))\n")          # never asking
+    for name, seed in (("plain", 4), ("remote", 5)):                  # two exports: no load reuses another's code
+        (m1, tok), (m2, _) = tiny_bert(seed), tiny_bert(seed + 1)
+        t = TwinTowerEncoder(m1, m2, tok, max_length=32)
+        np.save(tmp_path / f"{name}.npy", t.encode(SENTS))
+        out = export_sentence_transformer(t, None, tmp_path / name)
+        assert (out / "twin_model.py").read_bytes() == Path(sentemb_lit.jtcse.twin_model.__file__).read_bytes()
     env = os.environ | {"HF_MODULES_CACHE": str(tmp_path / "modules"), "OMP_NUM_THREADS": "1"}
+    code = FRESH.format(work=str(work), tmp=str(tmp_path), sents=SENTS)
     r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=300, env=env,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stdout[-1000:] + r.stderr[-3000:]
     assert "custom code" not in r.stdout + r.stderr                       # nothing asked whether to trust the code
-    diffs = json.loads(r.stdout.strip().splitlines()[-1])
-    assert diffs["simcse"] < 1e-5 and diffs["jtcse"] < 1e-5, diffs
+    d = json.loads(r.stdout.strip().splitlines()[-1])
+    assert d.pop("untrusted") == "refused, naming trust_remote_code=True"
+    assert d.pop("imported") == []                                         # no module of sentemb_lit was imported
+    assert set(d) == {"simcse", "jtcse", "remote_hf", "remote_st", "plain"} and all(v < 1e-5 for v in d.values()), d
 
 
 def test_the_model_card_parses_and_names_every_setting(work, trained):

@@ -63,6 +63,14 @@ def _fit(out, lr=1e-2, width=8, sched=False, **kw):
     return net
 
 
+def _run_here(out):
+    "SCRIPT run to its end in this process (no stop): `python train.py OUT -` without a second interpreter start."
+    argv = sys.argv
+    sys.argv = ["train.py", str(out), "-"]
+    try: exec(compile(SCRIPT, "train.py", "exec"), {"__name__": "__main__"})
+    finally: sys.argv = argv
+
+
 def test_sigkill_resume_is_bit_identical_and_the_folder_is_locked(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
@@ -83,8 +91,8 @@ def test_sigkill_resume_is_bit_identical_and_the_folder_is_locked(tmp_path):
     finally:
         if child.poll() is None: child.kill()
     assert child.returncode == -signal.SIGKILL and not (cut / "final.pt").exists()
-    subprocess.run([sys.executable, str(script), str(cut), "-"], env=_env(), check=True, timeout=300)   # resume
-    subprocess.run([sys.executable, str(script), str(full), "-"], env=_env(), check=True, timeout=300)
+    _run_here(cut)                                                     # the resume, in this process
+    _run_here(full)                                                    # uninterrupted
     a, b = torch.load(cut / "final.pt"), torch.load(full / "final.pt")
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert read_jsonl(cut / "log.jsonl") == read_jsonl(full / "log.jsonl")

@@ -15,7 +15,7 @@ from .data import STS_TASKS, STSData, load_sts
 
 # %% auto #0
 __all__ = ['AGGREGATIONS', 'cosine_scores', 'correlations', 'task_scores', 'as_encode', 'STSResults', 'evaluate_sts',
-           'evaluate_dev', 'alignment_uniformity', 'similarity_by_gold_bin', 'plot_similarity_density']
+           'check_limit', 'evaluate_dev', 'alignment_uniformity', 'similarity_by_gold_bin', 'plot_similarity_density']
 
 # %% ../../nbs/core/02_evaluation.ipynb #c005
 def cosine_scores(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -210,14 +210,20 @@ def _check_tasks(tasks) -> tuple:
     if bad: raise ValueError(f"Unknown STS task(s) {bad}; choose from {STS_TASKS}")
     return tasks
 
+# %% ../../nbs/core/02_evaluation.ipynb #c013l
+def check_limit(limit, name: str = "limit") -> int | None:
+    "`limit` (pairs per task) if it is None or an int ≥ 2 (one pair gives no correlation); else a ValueError naming it."
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 2):
+        raise ValueError(f"{name} must be None or an int ≥ 2 (pairs per task), got {limit!r}")
+    return limit
+
 # %% ../../nbs/core/02_evaluation.ipynb #c013c
 def _check_eval_args(tasks, aggregation, encode, limit) -> tuple[tuple, Callable]:
     tasks = _check_tasks(tasks)
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"Unknown aggregation {aggregation!r}; choose one of {AGGREGATIONS}")
     encode = as_encode(encode)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 2):
-        raise ValueError(f"limit must be None or an int ≥ 2 (pairs per task), got {limit!r}")
+    check_limit(limit)
     return tasks, encode
 
 def _check_subsets(datas: dict, aggregation: str) -> None:

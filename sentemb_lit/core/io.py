@@ -99,8 +99,19 @@ def atomic_torch_save(obj, path) -> Path:
     return _atomic_write(path, lambda p: torch.save(obj, p))
 
 # %% ../../nbs/core/05_io.ipynb #c011
+def _umask() -> int:
+    "The process's umask, read without changing it (Linux's /proc); elsewhere set and restored at once."
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return next(int(l.split()[1], 8) for l in f if l.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
+
 def atomic_write_dir(target, fill: Callable[[Path], None]) -> Path:
-    "Fill a folder through a temporary sibling, then swap it into place: a reader never sees half a folder."
+    """Fill a folder through a temporary sibling, then swap it into place: a reader never sees half a folder. The
+    folder gets the mode `mkdir` gives (0o777 less the umask), not the temporary's 0700; its files keep their own."""
     if not callable(fill):
         raise TypeError(f"fill must be a callable(Path) that fills the folder, got {type(fill).__name__}")
     target = check_path(target, "target")
@@ -112,6 +123,7 @@ def atomic_write_dir(target, fill: Callable[[Path], None]) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-{os.getpid()}-", dir=target.parent))
     try:
         fill(tmp)
+        os.chmod(tmp, 0o777 & ~_umask())
         if old.exists(): shutil.rmtree(old)
         if target.exists(): os.replace(target, old)
         os.replace(tmp, target)

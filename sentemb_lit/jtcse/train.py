@@ -9,16 +9,17 @@ from typing import Callable, Sequence
 import numpy as np, torch
 from torch import nn
 from transformers import PreTrainedModel
-from ..core.checks import check_path, check_type
+from ..core.checks import check_flag, check_path, check_type
 from ..core.data import check_sentences
 from ..core.models import load_encoder
 from .twin import TWIN_CONFIG, TwinTowerEncoder, _check_tower
 from .step import JTCSEConfig, SimCSEHead, make_loss_fn, set_dropout, two_view_batch
 
 # %% auto #0
-__all__ = ['STAGE_METHOD', 'STS_METHOD', 'CLS_ENERGY_METHOD', 'ATTENTION_METHOD', 'STAGE_TOLERANCE', 'PAIRS_FILE',
-           'batch_sentences', 'make_batch_at', 'prepare_model', 'inference_encoder', 'save_model', 'load_model',
-           'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts', 'TowerPoolings', 'MemoEncoder']
+__all__ = ['FUSED_ADAMW_DOC', 'STAGE_METHOD', 'STS_METHOD', 'CLS_ENERGY_METHOD', 'ATTENTION_METHOD', 'STAGE_TOLERANCE',
+           'PAIRS_FILE', 'batch_sentences', 'make_batch_at', 'prepare_model', 'inference_encoder', 'save_model',
+           'load_model', 'make_adamw', 'train', 'model_fingerprint', 'sts_fingerprint', 'run_stage', 'run_sts',
+           'TowerPoolings', 'MemoEncoder']
 
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c020
 def batch_sentences(corpus: Sequence[str], batch_size: int, step: int, data_seed: int = 0) -> list[str]:
@@ -112,17 +113,30 @@ def _run_config(config: JTCSEConfig, corpus, teacher, dev_limit, dev_variant) ->
     return cfg | dev | {"corpus": fingerprint(list(corpus)),
                         "teacher": None if teacher is None else fingerprint(dict(teacher.state_dict()))}
 
+# %% ../../nbs/jtcse/12_jtcse.ipynb #c027f
+FUSED_ADAMW_DOC = ("AdamW's fused kernel (`torch.optim.AdamW(fused=True)`, transformers' Trainer default "
+                   "`adamw_torch_fused`): a faster optimizer step, equal to torch's default AdamW up to the last "
+                   "digits; not in the papers (the official code: torch's default, False)")
+
+def make_adamw(params, config: JTCSEConfig, fused_adamw: bool = False) -> torch.optim.AdamW:
+    "`config`'s AdamW (its lr and weight decay) over `params`: torch's default kernel, or the fused one."
+    check_type(config, "config", JTCSEConfig)
+    check_flag(fused_adamw, "fused_adamw")
+    return torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay,
+                             **({"fused": True} if fused_adamw else {}))    # absent when off: torch's default
+
 # %% ../../nbs/jtcse/12_jtcse.ipynb #c027e
 def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str], out_dir, teacher=None,
           dev_limit: int | None = None, dev_variant: str = "original", root=None, progress: bool = True,
           stop_after: int | None = None, desc: str | None = None, resume: str = "strict", evaluate=None,
-          run_info: dict | None = None) -> FitResult:
+          run_info: dict | None = None, fused_adamw: bool = False) -> FitResult:
     """Train `model` in place as `config` says (the training rule: dev on a grid, patience, cap); the best dev model
     is out_dir/best and is put back into `model` at the end. Resumes from out_dir's checkpoint
     only when `config`, the corpus, teacher and dev settings are those it was written with (else ConfigMismatchError,
     unless `resume="override"`); out_dir/config.json is written once that check passed. `evaluate`: a caller's dev
     score () -> float in place of STS-B dev (every `config.eval_every` steps); `run_info`: what else the run depends
-    on (e.g. that dev's data), which a resume must find unchanged too."""
+    on (e.g. that dev's data), which a resume must find unchanged too. `fused_adamw`: AdamW's fused kernel
+    (`FUSED_ADAMW_DOC`; the train command's opt-in), in the run's config only when set."""
     if not isinstance(config, JTCSEConfig):
         raise TypeError(f"config must be a JTCSEConfig, got {type(config).__name__}")
     if evaluate is not None and not callable(evaluate):
@@ -130,7 +144,7 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
     if run_info is not None: check_type(run_info, "run_info", dict, "a dict (what else the run depends on)")
     prepare_model(model, config)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    opt = make_adamw(params, config, fused_adamw)
     enc = inference_encoder(model, tokenizer)
     if evaluate is None and config.eval_every:
         evaluate = lambda: evaluate_dev(enc, tasks=("stsb",), variant=dev_variant, root=root, limit=dev_limit)["stsb"]
@@ -139,7 +153,8 @@ def train(config: JTCSEConfig, model: nn.Module, tokenizer, corpus: Sequence[str
         modules["head"] = SimCSEHead(model.config.hidden_size, seed=config.seed)
         opt.add_param_group({"params": list(modules["head"].parameters())})
     loss_fn = make_loss_fn(config, model, teacher, modules.get("head"))
-    run = _run_config(config, corpus, teacher, dev_limit, dev_variant) | ({"run_info": run_info} if run_info else {})
+    run = _run_config(config, corpus, teacher, dev_limit, dev_variant) | ({"run_info": run_info} if run_info else {}) \
+        | ({"fused_adamw": True} if fused_adamw else {})            # absent when off: every earlier run's config
     return fit(modules, opt, loss_fn, make_batch_at(corpus, tokenizer, config),
                config.n_steps, out_dir, evaluate=evaluate, eval_every=config.eval_every,
                save_best=lambda folder: save_model(model, tokenizer, folder), ckpt_every=config.ckpt_every,

@@ -19,7 +19,7 @@ if TYPE_CHECKING: from sentemb_lit.jtcse.cross_attention import TwinTowerOutput 
 
 # %% auto #0
 __all__ = ['TWIN_CONFIG', 'TWIN_FORMAT', 'TWIN_SUPPORTED', 'EXPORT_MARKER', 'EXPORT_FORMAT', 'TwinTowerEncoder',
-           'export_sentence_transformer']
+           'public_model_name', 'export_sentence_transformer']
 
 # %% ../../nbs/jtcse/11b_twin_model.ipynb #t005
 def patch(f=None, *, cls_method: bool = False):
@@ -247,13 +247,42 @@ def from_towers(cls: TwinTowerEncoder, name_1: str, name_2: str, device=None, ma
 AutoConfig.register(TwinTowerConfig.model_type, TwinTowerConfig, exist_ok=True)
 AutoModel.register(TwinTowerConfig, TwinTowerModel, exist_ok=True)
 
+# %% ../../nbs/jtcse/11b_twin_model.ipynb #tpub
+def _registry_name_of(path: Path) -> str | None:
+    "The registry encoder whose local copy (its package's folder, or the cache it was unpacked to) is `path`."
+    from sentemb_lit.core.model_cache import CACHE_ENV, MODEL_REGISTRY, package_file
+    cache = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "sentemb_lit").expanduser().resolve()
+    first = path.relative_to(cache / "zip-extracted").parts[0] if path.is_relative_to(cache / "zip-extracted") else ""
+    for spec in MODEL_REGISTRY.values():
+        if spec.kind != "encoder": continue
+        try: home = package_file(spec, spec.files[0]).resolve() if spec.fmt == "hf_dir" else None
+        except ImportError: home = None                         # its package is not installed: not this one
+        if path == home or first.startswith(f"{spec.name}-"): return spec.hub_id or spec.name
+    return None
+
+def public_model_name(name) -> str:
+    """What a folder given to someone else may say its model came from: a registry model's Hugging Face id (or its
+    registry name), a hub id as given, else a local folder's name only — never a path of this machine."""
+    if not (isinstance(name, (str, os.PathLike)) and str(name).strip()):
+        raise TypeError(f"name must be a model name or folder (a non-empty str or path), got {name!r:.60}")
+    from sentemb_lit.core.model_cache import MODEL_REGISTRY
+    name = str(name)
+    if name in MODEL_REGISTRY: return MODEL_REGISTRY[name].hub_id or name
+    path = Path(name).expanduser()
+    if not (path.is_absolute() or path.exists() or name.startswith((".", "~")) or "\\" in name): return name
+    path = path.resolve()
+    return _registry_name_of(path) or path.name
+
 # %% ../../nbs/jtcse/11b_twin_model.ipynb #c013d
 @patch(cls_method=True)
 def from_twin(cls: TwinTowerModel, twin: TwinTowerEncoder) -> TwinTowerModel:
-    "A copy of a `TwinTowerEncoder`'s towers (every weight; a tower without pooler leaves the unused pooler)."
+    """A copy of a `TwinTowerEncoder`'s towers (every weight; a tower without pooler leaves the unused pooler); the
+    towers' config names their base model by `public_model_name`, not by the folder it was loaded from."""
     if not isinstance(twin, TwinTowerEncoder):
         raise TypeError(f"twin must be a TwinTowerEncoder, got {type(twin).__name__}")
-    m = cls(TwinTowerConfig(tower=twin.tower_1.config.to_dict()))
+    tower = twin.tower_1.config.to_dict()
+    if tower.get("_name_or_path"): tower["_name_or_path"] = public_model_name(tower["_name_or_path"])
+    m = cls(TwinTowerConfig(tower=tower))
     for mine, theirs in ((m.tower_1, twin.tower_1), (m.tower_2, twin.tower_2)):
         missing, unexpected = mine.load_state_dict(theirs.state_dict(), strict=False)
         if unexpected or any(not k.startswith("pooler.") for k in missing):

@@ -40,7 +40,8 @@ def _check_chains(chains) -> list[list[str]]:
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21chk4
 def _check_posttrain(chains, mode, index_mode, listmle_form, omega, lr, tau, tau2, epochs, n_steps, max_length,
-                     mlp, weight_decay=0.0, max_grad_norm=1.0, dev="paper", run_info=None) -> list[list[str]]:
+                     mlp, weight_decay=0.0, max_grad_norm=1.0, dev="paper", run_info=None,
+                     fused_adamw=False) -> list[list[str]]:
     "posttrain's arguments, checked before any model is loaded or any file written."
     chains = _check_chains(chains)
     check_choice(mode, "target mode", TARGETS)
@@ -56,6 +57,7 @@ def _check_posttrain(chains, mode, index_mode, listmle_form, omega, lr, tau, tau
     check_flag(mlp, "mlp")
     check_number(weight_decay, "weight_decay", ge=0)
     check_number(max_grad_norm, "max_grad_norm", gt=0)
+    check_flag(fused_adamw, "fused_adamw")
     if not (callable(dev) or isinstance(dev, str) and dev in ("paper", "none")):
         raise ValueError(f"dev must be 'paper', 'none' or a callable () -> dev score, got {dev!r:.60}")
     if run_info is not None: check_type(run_info, "run_info", dict, "a dict (what else the run depends on)")
@@ -139,7 +141,8 @@ def weights_fingerprint(module: torch.nn.Module) -> str:
     return h.hexdigest()
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21rc0
-ADDED_LATER = {"weight_decay": 0.0, "max_grad_norm": 1.0, "dev": "paper"}   # in a key only when not these
+ADDED_LATER = {"weight_decay": 0.0, "max_grad_norm": 1.0, "dev": "paper",   # in a key only when not these
+               "fused_adamw": False}
 
 def posttrain_config(chains, **kw) -> dict:
     "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
@@ -160,7 +163,6 @@ def posttrain_config(chains, **kw) -> dict:
         if not (cfg[k] is None or isinstance(cfg[k], str)): cfg[k] = type(cfg[k][0]).__name__
     info = {"run_info": kw["run_info"]} if kw.get("run_info") else {}
     return cfg | {"chains": fingerprint([list(c) for c in chains]), "n_chains": len(chains)} | info
-
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pt0
 RUN_CODE = ("ranking.runs.posttrain", "ranking.runs.posttrain_and_evaluate", "core.evaluation.evaluate_sts",
@@ -203,24 +205,26 @@ def posttrain(chains: Sequence[Sequence[str]], out_dir, student: str | tuple = "
               max_length: int = 32, mlp: bool = True, eval_every: int | None = 25, ckpt_every: int = 25,
               dev_limit: int | None = None, seed: int = 2024, progress: bool = True, stop_after: int | None = None,
               dev0: float | None = None, resume: str = "strict", weight_decay: float = 0.0, max_grad_norm: float = 1.0,
-              dev="paper", run_info: dict | None = None) -> dict:
+              dev="paper", run_info: dict | None = None, fused_adamw: bool = False) -> dict:
     """Post-train `student` (registry name / path, or a (model, tokenizer) pair) on ranking `chains` with ListMLE
     (`listmle_form`) against `mode`'s target (Algorithm 1 in `index_mode`). `eval_every=None`: dev at start and end
     only; `dev0` (the untrained student's dev score) skips the step-0 evaluation; `dev`: "paper" (STS-B + SICK-R dev),
     a callable () -> score, or "none" (the last step kept). Returns {'student' (best-dev weights), 'tokenizer', 'fit',
     'dev0', 'last_state' (weights after the last step), 'teacher_fingerprint' (`weights_fingerprint` of the frozen
     teacher)}. A resume of `out_dir` with other arguments (but `ckpt_every`, `progress`, `stop_after`), other chains
-    or other `run_info` is refused (`ConfigMismatchError`) unless `resume="override"`."""
+    or other `run_info` is refused (`ConfigMismatchError`) unless `resume="override"`. `fused_adamw`: AdamW's fused
+    kernel (the train command's opt-in; `jtcse.train.FUSED_ADAMW_DOC`), in the run's config only when set."""
     args = {k: v for k, v in locals().items() if k not in ("chains", "out_dir", "progress", "stop_after", "ckpt_every",
                                                              "resume")}       # what a resume must find unchanged
     chains = _check_posttrain(chains, mode, index_mode, listmle_form, omega, lr, tau, tau2, epochs, n_steps,
-                              max_length, mlp, weight_decay, max_grad_norm, dev, run_info)
+                              max_length, mlp, weight_decay, max_grad_norm, dev, run_info, fused_adamw)
     set_seed(seed)
     model, tok, tmodel, ttok = _models(student, teacher, pooling, teacher_pooling, mlp)
     total, out_dir = n_steps or epochs * len(chains), Path(out_dir)
     pick = _chain_order(len(chains), total, seed)
     loss_fn = _loss_fn(model, tmodel, tok, ttok, seed, mode, omega, index_mode, tau, tau2, max_length, listmle_form)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay,
+                            **({"fused": True} if fused_adamw else {}))         # absent when off: torch's default
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / total))
     res = fit({"student": model}, opt, loss_fn, lambda step: chains[pick(step)], total, out_dir,
               evaluate=_dev_fn(dev, model, tok, dev_limit, dev0, out_dir), eval_every=0 if dev == "none" else
