@@ -17,7 +17,7 @@ from .core.model_cache import MODEL_REGISTRY
 from .core.models import SentenceEncoder, load_causal_lm, load_encoder
 from .core.training import CHECKPOINT
 from .jtcse.step import JTCSEConfig, official_config
-from .jtcse.train import FUSED_ADAMW_DOC, inference_encoder, train as jtcse_train
+from .jtcse.train import inference_encoder, train as jtcse_train
 from .jtcse.twin import TwinTowerEncoder, export_sentence_transformer, public_model_name
 from .jtcse.twin_model import TwinTowerModel
 from .jtcse.cross_attention import CAELConfig
@@ -29,9 +29,10 @@ from .model_card import field_docs, write_model_card
 _log = logging.getLogger(__name__)             # the library logs; the command prints these lines on stdout
 
 # %% auto #0
-__all__ = ['METHODS', 'TWINS', 'DEFAULT_DECODER', 'RANKING_DECODING', 'read_corpus', 'read_scored_pairs', 'dev_evaluator',
-           'dev_description', 'method_config', 'settings_table', 'load_start', 'load_twin', 'ranking_lists',
-           'read_chain_file', 'decode_chains', 'ranking_pooling', 'TrainResult', 'run_settings', 'train']
+__all__ = ['METHODS', 'TWINS', 'DEFAULT_DECODER', 'RANKING_DECODING', 'FUSED_ADAMW_ROW', 'read_corpus', 'read_scored_pairs',
+           'dev_evaluator', 'dev_description', 'method_config', 'settings_table', 'load_start', 'load_twin',
+           'ranking_lists', 'read_chain_file', 'decode_chains', 'ranking_pooling', 'TrainResult', 'run_settings',
+           'train']
 
 # %% ../nbs/90b_train.ipynb #rc005
 METHODS = {
@@ -266,9 +267,12 @@ def _check_out(out: Path, resume: bool) -> None:
                               "to continue it with the same arguments, or choose another folder")
 
 # %% ../nbs/90b_train.ipynb #rc035
+# the settings row: one short line like the configuration's own (the whole text: jtcse.train.FUSED_ADAMW_DOC)
+FUSED_ADAMW_ROW = "AdamW's fused kernel: a faster step, equal up to the last digits; not in the papers (False)"
+
 def run_settings(config, fused_adamw: bool = False) -> list[tuple[str, object, str]]:
     "`settings_table(config)` and the train command's own setting, `fused_adamw`: what a run prints and its card lists."
-    return settings_table(config) + [("fused_adamw", check_flag(fused_adamw, "fused_adamw"), FUSED_ADAMW_DOC)]
+    return settings_table(config) + [("fused_adamw", check_flag(fused_adamw, "fused_adamw"), FUSED_ADAMW_ROW)]
 
 def _card_info(method, names, model, tok, config, data: str, dev, res, kept: str, sts, device, fused=False) -> dict:
     "The dict `model_card` writes from; a model is named by `public_model_name`, never by a path of this machine."
