@@ -250,8 +250,8 @@ AutoModel.register(TwinTowerConfig, TwinTowerModel, exist_ok=True)
 # %% ../../nbs/jtcse/11b_twin_model.ipynb #tpub
 def _registry_name_of(path: Path) -> str | None:
     "The registry encoder whose local copy (its package's folder, or the cache it was unpacked to) is `path`."
-    from sentemb_lit.core.model_cache import CACHE_ENV, MODEL_REGISTRY, package_file
-    cache = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "sentemb_lit").expanduser().resolve()
+    from sentemb_lit.core.model_cache import MODEL_REGISTRY, cache_dir, package_file
+    cache = cache_dir().resolve()
     first = path.relative_to(cache / "zip-extracted").parts[0] if path.is_relative_to(cache / "zip-extracted") else ""
     for spec in MODEL_REGISTRY.values():
         if spec.kind != "encoder": continue
