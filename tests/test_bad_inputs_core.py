@@ -1,4 +1,5 @@
-"Bad inputs to the core API (io, evaluation, intervals, report, cli): each gives a clear error that names the offending input."
+"""Bad inputs to the core API (io, evaluation, intervals, report, cli): each gives a clear error that names the
+offending input."""
 import json, os, subprocess, sys, time, zlib
 from pathlib import Path
 import numpy as np
@@ -59,13 +60,15 @@ def test_corrupt_jsonl_is_named(tmp_path, content, match):
 
 def test_non_utf8_jsonl_is_named(tmp_path):
     (tmp_path / "l.jsonl").write_bytes(b'{"a": "\xff"}\n')
-    with pytest.raises(io.CorruptFileError, match=r"l\.jsonl: byte .* is not UTF-8"): io.read_jsonl(tmp_path / "l.jsonl")
+    with pytest.raises(io.CorruptFileError, match=r"l\.jsonl: byte .* is not UTF-8"):
+        io.read_jsonl(tmp_path / "l.jsonl")
 
 
 def test_second_writer_is_refused_across_processes(tmp_path):
     # the holder says when it holds the lock (a file, not a guess at how long its start takes) and holds it until killed
     ready = tmp_path / "ready"
-    code = (f"from sentemb_lit.core.io import exclusive\nimport time, pathlib\nwith exclusive({str(tmp_path / 'out')!r}):\n"
+    code = (f"from sentemb_lit.core.io import exclusive\nimport time, pathlib\n"
+            f"with exclusive({str(tmp_path / 'out')!r}):\n"
             f"    pathlib.Path({str(ready)!r}).touch()\n    time.sleep(3600)")
     holder = subprocess.Popen([sys.executable, "-c", code])
     try:

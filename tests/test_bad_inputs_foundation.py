@@ -1,8 +1,10 @@
-"Bad inputs to the public API of sentemb_lit.core.data, models, model_cache and tiny_models: each gives a clear error naming the input."
+"""Bad inputs to the public API of sentemb_lit.core.data, models, model_cache and tiny_models: each gives a clear error
+naming the input."""
 import numpy as np
 import pytest
 import torch
-from sentemb_lit.core.data import STSData, check_sentences, data_root, fetch_data, load_corpus, load_sts, training_corpus
+from sentemb_lit.core.data import (STSData, check_sentences, data_root, fetch_data, load_corpus, load_sts,
+                                   training_corpus)
 from sentemb_lit.core.io import CorruptFileError
 from sentemb_lit.core.models import SentenceEncoder, check_max_length, encode, load_causal_lm, load_encoder, pool
 from sentemb_lit.core.model_cache import cached_build, clear_cache, file_sha256, model_path
@@ -242,7 +244,8 @@ def test_a_tokenizer_without_pad_token_is_named(tiny):
 def test_a_causal_lm_is_not_an_encoder():
     from sentemb_lit.core.tiny_models import tiny_llama
     lm, tok = tiny_llama()
-    with pytest.raises(TypeError, match=r"outputs must carry last_hidden_state \[B, L, d\], got CausalLMOutputWithPast"):
+    with pytest.raises(TypeError,
+                       match=r"outputs must carry last_hidden_state \[B, L, d\], got CausalLMOutputWithPast"):
         encode(lm, tok, SENTS, max_length=16, show_progress=False)
 
 

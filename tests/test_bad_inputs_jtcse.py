@@ -1,12 +1,13 @@
-"Bad inputs to the public API of sentemb_lit.jtcse.twin, .jtcse_step, .jtcse and the JTCSE cost measures: each raises a clear ValueError/TypeError naming the input."
+"""Bad inputs to the public API of sentemb_lit.jtcse.twin, .jtcse_step, .jtcse and the JTCSE cost measures: each raises
+a clear ValueError/TypeError naming the input."""
 import numpy as np, pytest, torch
 from sentemb_lit.core.store import KeyedStore
 from sentemb_lit.core.tiny_models import tiny_bert
 from sentemb_lit.jtcse.twin import TwinTowerEncoder, TwinTowerModel, export_sentence_transformer
 from sentemb_lit.jtcse.step import (JTCSEConfig, SimCSEHead, official_config, positive_index, two_view_batch,
                                     make_loss_fn, set_dropout)
-from sentemb_lit.jtcse.train import (TowerPoolings, MemoEncoder, batch_sentences, make_batch_at, train, run_stage, run_sts,
-                               model_fingerprint, sts_fingerprint, inference_encoder, load_model)
+from sentemb_lit.jtcse.train import (TowerPoolings, MemoEncoder, batch_sentences, make_batch_at, train, run_stage,
+                               run_sts, model_fingerprint, sts_fingerprint, inference_encoder, load_model)
 from sentemb_lit.bench import inference_macs, bert_macs, model_cls_energy, energy_sts_correlation
 from sentemb_lit.core.models import sentences_of as texts_of
 
@@ -62,19 +63,23 @@ def _cases(parts):
         "encode int input": (lambda: tw.encode(123), TypeError, "sentences"),
         "encode empty str": (lambda: tw.encode(["fine", " "]), ValueError, r"sentences\[1\]"),
         "encode precision": (lambda: tw.encode(["a b"], precision="int8"), ValueError, "precision"),
-        "encode output_value": (lambda: tw.encode(["a b"], output_value="token_embeddings"), ValueError, "output_value"),
+        "encode output_value": (lambda: tw.encode(["a b"], output_value="token_embeddings"), ValueError,
+                                "output_value"),
         "encode bad batch": (lambda: tw.encode([[1, 2]]), TypeError, r"sentences\[0\]"),
         "sentences_of number": (lambda: texts_of(3), TypeError, "sentences"),
         "sentences_of batch without text": (lambda: texts_of([{"txt": ["a"]}]), TypeError, "batch 0"),
-        "pairwise shapes": (lambda: tw.similarity_pairwise(np.ones((2, 3)), np.ones((3, 3))), ValueError, "embeddings1"),
+        "pairwise shapes": (lambda: tw.similarity_pairwise(np.ones((2, 3)), np.ones((3, 3))), ValueError,
+                            "embeddings1"),
         "similarity empty": (lambda: tw.similarity(np.ones((0, 3)), np.ones((2, 3))), ValueError, "embeddings1"),
-        "export pooling": (lambda: export_sentence_transformer(m1, tok, "export-never-written", pooling="max"), ValueError,
-                           "pooling"),
-        "export max_seq_length": (lambda: export_sentence_transformer(m1, tok, "export-never-written", max_seq_length=0),
+        "export pooling": (lambda: export_sentence_transformer(m1, tok, "export-never-written", pooling="max"),
+                           ValueError, "pooling"),
+        "export max_seq_length": (lambda: export_sentence_transformer(m1, tok, "export-never-written",
+                                                                      max_seq_length=0),
                                   ValueError, "max_seq_length"),
         "export model type": (lambda: export_sentence_transformer(torch.nn.Linear(2, 2), tok, "export-never-written"),
                               TypeError, "model"),
-        "export tokenizer": (lambda: export_sentence_transformer(m1, None, "export-never-written"), TypeError, "tokenizer"),
+        "export tokenizer": (lambda: export_sentence_transformer(m1, None, "export-never-written"), TypeError,
+                             "tokenizer"),
         "TwinTowerModel from tower": (lambda: TwinTowerModel.from_twin(m1), TypeError, "twin"),
         "batch_sentences step": (lambda: batch_sentences(CORPUS, 4, 0), ValueError, "step"),
         "batch_sentences batch_size": (lambda: batch_sentences(CORPUS, 0, 1), ValueError, "batch_size"),
@@ -95,9 +100,10 @@ def _cases(parts):
         "loss_fn interval": (lambda: make_loss_fn(JTCSEConfig(cael_every=3), tw), ValueError, "k=3"),
         "set_dropout p": (lambda: set_dropout(m1, 1.5), ValueError, "p "),
         "set_dropout model": (lambda: set_dropout("bert", 0.1), TypeError, "model"),
-        "train config": (lambda: train({"variant": "jtcse"}, tw, tok, CORPUS, "export-never-written"), TypeError, "config"),
-        "run_stage store": (lambda: run_stage("store-never-written", "s", JTCSEConfig(), lambda: (tw, tok), CORPUS), TypeError,
-                            "store"),
+        "train config": (lambda: train({"variant": "jtcse"}, tw, tok, CORPUS, "export-never-written"), TypeError,
+                         "config"),
+        "run_stage store": (lambda: run_stage("store-never-written", "s", JTCSEConfig(), lambda: (tw, tok), CORPUS),
+                            TypeError, "store"),
         "run_stage init": (lambda: run_stage(store, "s", JTCSEConfig(), tw, CORPUS), TypeError, "init"),
         "run_sts model_fp": (lambda: run_sts(store, "e", tw.encode, "abc"), ValueError, "model_fp"),
         "run_sts encode": (lambda: run_sts(store, "e", "encode", "0" * 64), TypeError, "encode"),

@@ -1,5 +1,6 @@
-"""Bad inputs to the JTCSE math (sentemb_lit.jtcse.losses, sentemb_lit.jtcse.cross_attention): every case must raise a clear
-TypeError / ValueError whose message names the offending input; never a NaN result or a crash deep inside torch."""
+"""Bad inputs to the JTCSE math (sentemb_lit.jtcse.losses, sentemb_lit.jtcse.cross_attention): every case must raise a
+clear TypeError / ValueError whose message names the offending input; never a NaN result or a crash deep inside
+torch."""
 import math
 import numpy as np
 import pytest
@@ -82,8 +83,10 @@ LOSS_CASES = {
     "nce_temperature_nan": (lambda: info_nce(X, temperature=float("nan")),
                             ValueError, r"^temperature must be a finite"),
     "nce_temperature_inf": (lambda: info_nce(X, temperature=math.inf), ValueError, r"^temperature must be a finite"),
-    "nce_temperature_str": (lambda: info_nce(X, temperature="0.05"), ValueError, r"^temperature must be a finite number"),
-    "nce_temperature_bool": (lambda: info_nce(X, temperature=True), ValueError, r"^temperature must be a finite number > 0, got True"),
+    "nce_temperature_str": (lambda: info_nce(X, temperature="0.05"), ValueError,
+                            r"^temperature must be a finite number"),
+    "nce_temperature_bool": (lambda: info_nce(X, temperature=True), ValueError,
+                             r"^temperature must be a finite number > 0, got True"),
     "nce_temperature_tensor": (lambda: info_nce(X, temperature=torch.tensor(0.05)), ValueError, r"^temperature must"),
     "nce_odd_rows": (lambda: info_nce(X[:5]), ValueError, r"^z1 has 5 rows"),
     "nce_one_row": (lambda: info_nce(X[:1]), ValueError, r"^z1 has 1 rows"),
@@ -221,7 +224,8 @@ CAEL_CASES = {
     "plot_layer_zero": (lambda: plot_attention_sinks(M1, Tok(), "a b", layers=[0]), ValueError, r"^layers must be"),
     "plot_layer_bool": (lambda: plot_attention_sinks(M1, Tok(), "a b", layers=[True]), ValueError, r"^layers must"),
     "plot_layers_empty": (lambda: plot_attention_sinks(M1, Tok(), "a b", layers=[]), ValueError, r"^layers must be a"),
-    "plot_ncols": (lambda: plot_attention_sinks(M1, Tok(), "a b", ncols=0), ValueError, r"^ncols must be a positive int"),
+    "plot_ncols": (lambda: plot_attention_sinks(M1, Tok(), "a b", ncols=0), ValueError,
+                   r"^ncols must be a positive int"),
     "plot_sentence_empty": (lambda: plot_attention_sinks(M1, Tok(), "  "), ValueError, r"^sentence\[0\] is an empty"),
     "plot_sentence_type": (lambda: plot_attention_sinks(M1, Tok(), 3), TypeError, r"^sentence\[0\] is int"),
 }

@@ -1,13 +1,14 @@
-"""Bad inputs to sentemb_lit.prompting.prompt_embedding and sentemb_lit.prompting.mask_prompting: each raises a clear ValueError / TypeError (a ValueError for an unknown
-template key too) whose message names the offending argument or value; tiny random models, seconds."""
+"""Bad inputs to sentemb_lit.prompting.prompt_embedding and sentemb_lit.prompting.mask_prompting: each raises a clear
+ValueError / TypeError (a ValueError for an unknown template key too) whose message names the offending argument or
+value; tiny random models, seconds."""
 import io
 import re
 import numpy as np
 import pytest
 import torch
 
-from sentemb_lit.prompting.prompt_embedding import (PromptEncoder, resolve_template, split_template, normalize_sentence, fill_template,
-                                   prompt_ids, shared_prefix_len, encode_distributed)
+from sentemb_lit.prompting.prompt_embedding import (PromptEncoder, resolve_template, split_template, normalize_sentence,
+                                   fill_template, prompt_ids, shared_prefix_len, encode_distributed)
 from sentemb_lit.prompting.mask_prompting import MaskPromptEncoder, normalize_for_eos, mask_template
 from sentemb_lit.cli import embed_main
 

@@ -1,6 +1,6 @@
-"""Bad inputs to sentemb_lit.ranking.posttraining and its runs (sentemb_lit.ranking.runs), the guided decoder (sentemb_lit.ranking.decoding), the chains (sentemb_lit.ranking.chains) and the
-ranking-chain job (sentemb_lit.cli): each gives a clear error of the right type whose message names the offending
-argument or file."""
+"""Bad inputs to sentemb_lit.ranking.posttraining and its runs (sentemb_lit.ranking.runs), the guided decoder
+(sentemb_lit.ranking.decoding), the chains (sentemb_lit.ranking.chains) and the ranking-chain job (sentemb_lit.cli):
+each gives a clear error of the right type whose message names the offending argument or file."""
 import json, math, shutil
 from pathlib import Path
 import numpy as np
@@ -112,10 +112,12 @@ def test_cached_run_with_other_config_is_refused(tmp_path):
 
 
 def test_cached_run_made_by_other_code_is_refused(tmp_path, monkeypatch):
-    "The code part of a run's key: after an edit of the code a run reaches (its hash, monkeypatched) the cache is refused."
+    """The code part of a run's key: after an edit of the code a run reaches (its hash, monkeypatched) the cache is
+    refused."""
     run = tmp_path / "run"
     run.mkdir()
-    stored = {"record_version": 3, "config": RR.posttrain_config(CH, seed=1), "code": RR.code_hash(*RR.RUN_CODE), "scores": {}}
+    stored = {"record_version": 3, "config": RR.posttrain_config(CH, seed=1), "code": RR.code_hash(*RR.RUN_CODE),
+              "scores": {}}
     write_json_verified(run / "result.json", stored)
     assert RR.posttrain_and_evaluate(CH, run, seed=1)["code"] == stored["code"]          # the same code: served
     monkeypatch.setattr(RR, "code_hash", lambda *roots: "f" * 64)                         # the reached code was edited
@@ -149,7 +151,8 @@ def test_the_code_part_follows_the_code_a_run_reaches(tmp_path):
 def test_cached_run_that_was_edited_or_never_hashed_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    write_json_verified(run / "result.json", {"config": RR.posttrain_config(CH, lr=1e-5, seed=1), "scores": {"avg": 50.0}})
+    write_json_verified(run / "result.json",
+                        {"config": RR.posttrain_config(CH, lr=1e-5, seed=1), "scores": {"avg": 50.0}})
     (run / "result.json").write_text((run / "result.json").read_text().replace("50.0", "99.0"))
     with pytest.raises(IntegrityError, match=r"result\.json: content hash mismatch"):
         RR.posttrain_and_evaluate(CH, run, lr=1e-5, seed=1)
@@ -285,7 +288,8 @@ def test_shared_cosine_keeps_the_numbers():
 
 
 # =====================================================================================================
-# sentemb_lit.ranking.decoding.hf_guided_generate, sentemb_lit.ranking.chains: shuffle_chains, filter_chains (helper H4's block)
+# sentemb_lit.ranking.decoding.hf_guided_generate, sentemb_lit.ranking.chains: shuffle_chains, filter_chains
+# (helper H4's block)
 # =====================================================================================================
 
 @pytest.mark.parametrize("kw, err, msg", [
@@ -324,7 +328,8 @@ def test_load_pairs_names_a_damaged_file(tmp_path):
 
 
 def test_weights_fingerprint_needs_a_module():
-    with pytest.raises(TypeError, match="module must be a torch.nn.Module"): RR.weights_fingerprint({"w": torch.ones(2)})
+    with pytest.raises(TypeError, match="module must be a torch.nn.Module"):
+        RR.weights_fingerprint({"w": torch.ones(2)})
     with pytest.raises(TypeError, match="module must be"): RR.weights_fingerprint(None)
 
 
@@ -342,7 +347,8 @@ def test_posttrain_and_evaluate_arguments(tmp_path, kw, err, msg):
 def test_a_cached_run_of_another_arm_is_refused(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    write_json_verified(run / "result.json", {"record_version": 3, "arm": "method", "config": RR.posttrain_config(CH, seed=1),
+    write_json_verified(run / "result.json", {"record_version": 3, "arm": "method",
+                                              "config": RR.posttrain_config(CH, seed=1),
                                               "code": RR.code_hash(*RR.RUN_CODE)})
     assert RR.posttrain_and_evaluate(CH, run, seed=1, arm="method")["arm"] == "method"
     with pytest.raises(ValueError, match="holds the run of arm 'method', not 'semantic only'"):

@@ -1,5 +1,5 @@
-"""Bad inputs to sentemb_lit.core.training and the modules split from it (checkpoint, distributed, results): each gives a
-clear error naming the offending argument or value."""
+"""Bad inputs to sentemb_lit.core.training and the modules split from it (checkpoint, distributed, results): each gives
+a clear error naming the offending argument or value."""
 import math
 from pathlib import Path
 import pandas as pd, pytest, torch

@@ -1,13 +1,14 @@
-"""The chain job of sentemb_lit.ranking.chain_jobs trusts nothing it reads back (issue #22): chains files carry a manifest
-(sha256, bytes, records) checked on every read, adoption of an earlier file decodes every group again, names that
-become paths stay inside the store, bad inputs are refused by name, and malformed records are named file:line.
+"""The chain job of sentemb_lit.ranking.chain_jobs trusts nothing it reads back (issue #22): chains files carry a
+manifest (sha256, bytes, records) checked on every read, adoption of an earlier file decodes every group again, names
+that become paths stay inside the store, bad inputs are refused by name, and malformed records are named file:line.
 Tiny random LLaMA, a few seconds."""
 import json, warnings
 from pathlib import Path
 import pytest
 import sentemb_lit.ranking.chain_jobs as J
 import sentemb_lit.ranking.chains as C
-from sentemb_lit.ranking.chain_jobs import ChainIntegrityError, cached_chains, read_chains, run_ranking_job, verify_chain_file
+from sentemb_lit.ranking.chain_jobs import (ChainIntegrityError, cached_chains, read_chains, run_ranking_job,
+                                            verify_chain_file)
 from sentemb_lit.ranking.chains import RankingSettings
 from sentemb_lit.cli import generate_ranking_main
 from sentemb_lit.core.io import CorruptFileError
@@ -175,7 +176,7 @@ def test_settings_are_checked_once(tmp_path, tl):
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "papers" / "ranking_sentences" / "runs"
 finished = lambda files: sorted(p for p in files if J.manifest_path(p).exists() and (p.parent / "record.json").exists())
-CURRENT = finished(RUNS.glob("*/chains/*/*/chains.jsonl"))                 # a record's sets (smoke: made by `make test`)
+CURRENT = finished(RUNS.glob("*/chains/*/*/chains.jsonl"))              # a record's sets (smoke: made by `make test`)
 # Superseded chain sets are no longer in the tree; git tag records-archive-2026-11-29 keeps them (NOTES.md says how to
 # check one out for `cached_chains(adopt=...)`, which decodes every group again before it trusts a file).
 

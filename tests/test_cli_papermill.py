@@ -39,7 +39,8 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root, capsys, m
                     "rows = [{'table': 'T', 'method': 'm', 'metric': 'avg', 'value': 1.5, 'setting': profile}]\n",
                     "ci = (0.2, 0.9) if profile == 'cpu' else (-0.9, -0.2)\n",
                     "save_results(out_dir, '30_probe', rows, [finding('profile injected', 0.4, 0.5, *ci)])"]}]
-    nb = {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "python3", "language": "python"}},
+    nb = {"cells": cells,
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "python3", "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
     listed = ("31_pretcot_ke_reproduction.ipynb", "32_mask_prompt_grid.ipynb", "33_pretcot_memory.ipynb")
     for name in listed:                                                                      # the names PAPERS lists
@@ -48,7 +49,8 @@ def test_reproduce_injects_parameters_and_reports(tmp_path, data_root, capsys, m
     unlisted["cells"][1]["source"] = ["raise RuntimeError('an unlisted notebook ran')"]
     (tmp_path / "nbs" / "experiments" / "3_unlisted.ipynb").write_text(json.dumps(unlisted))                # never run
     (tmp_path / "papers" / "pretcot_ke").mkdir(parents=True)
-    (tmp_path / "papers" / "pretcot_ke" / "claims.csv").write_text("table,method,metric,value,source\nT,m,avg,2.0,Table 9\n")
+    (tmp_path / "papers" / "pretcot_ke" / "claims.csv").write_text("table,method,metric,value,source\n"
+                                                                    "T,m,avg,2.0,Table 9\n")
     (tmp_path / "papers" / "pretcot_ke" / "NOTES.md").write_text("## Notes\nhand-written discussion\n")
     monkeypatch.chdir(tmp_path)                                    # the command in this process, run from the folder
     code = main(["reproduce", "--paper", "pretcot_ke", "--profile", "cpu"])

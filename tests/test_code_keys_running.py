@@ -1,5 +1,5 @@
-"""A process keys only the code it runs (nbs/core/05b_code_keys): once a package file changes under a running process, its
-`code_hash` refuses instead of naming the new files' code for results the old in-memory code computes."""
+"""A process keys only the code it runs (nbs/core/05b_code_keys): once a package file changes under a running process,
+its `code_hash` refuses instead of naming the new files' code for results the old in-memory code computes."""
 import shutil, subprocess, sys
 from pathlib import Path
 import sentemb_lit
@@ -28,4 +28,5 @@ def test_a_running_process_refuses_to_key_files_changed_under_it(tmp_path):
     out = subprocess.run([sys.executable, "-c", SCRIPT.format(root=str(tmp_path))], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "keyed" in out.stdout and "refused: jtcse/losses.py changed since this process imported" in out.stdout, out.stdout
+    assert ("keyed" in out.stdout
+            and "refused: jtcse/losses.py changed since this process imported" in out.stdout), out.stdout

@@ -29,7 +29,8 @@ def _tracked(*patterns: str) -> list[Path]:
 FILES = _tracked("papers")                 # sorted: parametrize ids in one order in every xdist worker (not a set's)
 TRACKED = set(FILES)                       # membership only
 RECORDS = [p for p in FILES if p.name == "record.json" and "/store/" in p.as_posix()]        # the one store's records
-POSTTRAIN = [p for p in FILES if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" in p.as_posix()]
+POSTTRAIN = [p for p in FILES
+             if p.name == "result.json" and "/store/" in p.as_posix() and "/posttrain/" in p.as_posix()]
 RUN_RESULTS = [p for p in FILES if p.name.endswith(".results.json")]
 
 

@@ -1,4 +1,5 @@
-"Behaviour of sentemb_lit.jtcse.cross_attention: twin towers in lockstep with the propagating CAEL (tiny random models)."
+"""Behaviour of sentemb_lit.jtcse.cross_attention: twin towers in lockstep with the propagating CAEL (tiny random
+models)."""
 import warnings
 import matplotlib
 import numpy as np

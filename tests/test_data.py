@@ -2,7 +2,8 @@
 import gzip
 import numpy as np
 import pytest
-from sentemb_lit.core.data import STS_SIZES, STS_TASKS, check_sentences, data_root, load_corpus, load_sts, training_corpus
+from sentemb_lit.core.data import (STS_SIZES, STS_TASKS, check_sentences, data_root, load_corpus, load_sts,
+                                   training_corpus)
 
 
 def test_every_task_and_split_loads_with_standard_size(data_root):

@@ -1,5 +1,5 @@
-"""Bad-input and edge-case tests of sentemb_lit.ranking.decoding, sentemb_lit.ranking.chains and the generate-ranking job of
-sentemb_lit.cli (fast; tiny random LLaMA)."""
+"""Bad-input and edge-case tests of sentemb_lit.ranking.decoding, sentemb_lit.ranking.chains and the generate-ranking
+job of sentemb_lit.cli (fast; tiny random LLaMA)."""
 import json
 import numpy as np, pytest, torch
 import sentemb_lit.ranking.chain_analysis as CA
@@ -34,7 +34,8 @@ def test_directional_generate_bad_inputs(tl, cond, neg, kw, err, msg):
 def test_lam0_without_negatives_is_greedy(tl):
     m, t = tl
     a = D.directional_generate(m, t, ["hello there", "a"], None, lam=0.0, max_new_tokens=4, return_details=True)
-    b = D.directional_generate(m, t, ["hello there", "a"], ["zzz", "yyy"], lam=0.0, max_new_tokens=4, return_details=True)
+    b = D.directional_generate(m, t, ["hello there", "a"], ["zzz", "yyy"], lam=0.0, max_new_tokens=4,
+                               return_details=True)
     assert [x["ids"] for x in a] == [x["ids"] for x in b]
 
 def test_batch_size_invariance(tl):
@@ -75,10 +76,12 @@ def test_job_errors(tmp_path, tl):
     m, t = tl
     (tmp_path / "empty.txt").write_text("\n  \n")
     with pytest.raises(ValueError, match="no sentences"):
-        generate_ranking_main(["--input", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "o.jsonl")], model=m, tokenizer=t)
+        generate_ranking_main(["--input", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "o.jsonl")],
+                              model=m, tokenizer=t)
     (tmp_path / "s.txt").write_text("A dog.\n")
     with pytest.raises(ValueError, match="must be >= 1"):
-        generate_ranking_main(["--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "o.jsonl"), "--rounds", "0"], model=m, tokenizer=t)
+        generate_ranking_main(["--input", str(tmp_path / "s.txt"), "--out", str(tmp_path / "o.jsonl"), "--rounds", "0"],
+                              model=m, tokenizer=t)
     with pytest.raises(SystemExit):
         generate_ranking_main(["--out", "x"])          # --input missing: argparse error
 
@@ -157,7 +160,7 @@ def test_sigkill_mid_run_then_resume(tmp_path, saved_llama):
     gate = tmp_path / "held"
     p = subprocess.Popen([sys.executable, "-c", HELD, str(gate), *_job_args(saved_llama, inp, cut)], env=_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300                         # no race: two groups written, the third waits to be killed
+    deadline = time.monotonic() + 300                     # no race: two groups written, the third waits to be killed
     while not gate.exists():
         assert p.poll() is None, p.stderr.read()[-2000:]
         assert time.monotonic() < deadline, "the run never reached its third group"

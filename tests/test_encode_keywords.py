@@ -41,7 +41,8 @@ def enc(request):
 
 def test_one_reader_for_every_encoder():
     "No copies: each encoder's encode calls models.encode_options (and none keeps a private keyword reader)."
-    import sentemb_lit.jtcse.twin as J, sentemb_lit.prompting.prompt_embedding as P, sentemb_lit.prompting.mask_prompting as MP
+    import sentemb_lit.jtcse.twin as J, sentemb_lit.prompting.prompt_embedding as P
+    import sentemb_lit.prompting.mask_prompting as MP
     for fn in (M.EncodeAPI.encode, P.PromptEncoder.encode, MP.MaskPromptEncoder.encode, J.TwinTowerEncoder.encode):
         assert "encode_options(self, kwargs)" in inspect.getsource(fn), fn.__qualname__
     assert P.encode_options is M.encode_options and MP.encode_options is M.encode_options

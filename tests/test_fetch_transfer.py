@@ -1,4 +1,5 @@
-"fetch_transfer / load_transfer's hub path / `fetch-data` for transfer and reranking sets, run offline on local sources."
+"""fetch_transfer / load_transfer's hub path / `fetch-data` for transfer and reranking sets, run offline on local
+sources."""
 import gzip
 import hashlib
 import json
@@ -46,7 +47,8 @@ def test_a_damaged_hub_copy_is_skipped_with_its_reason(tmp_path):
                        {"AmazonCounterfactualEN": _hub_copy(tmp_path / "src", "AmazonCounterfactualEN", drop)},
                        verbose=False)
     assert m["written"] == {}
-    assert "669 rows, but the standard size of AmazonCounterfactualEN/test is 670" in m["skipped"]["AmazonCounterfactualEN/test"]
+    assert ("669 rows, but the standard size of AmazonCounterfactualEN/test is 670"
+            in m["skipped"]["AmazonCounterfactualEN/test"])
     assert not (tmp_path / "out" / "transfer").exists()
 
 
@@ -57,7 +59,8 @@ def test_the_manifest_keeps_earlier_sts_files(tmp_path, data_root):
     datasets.Dataset.from_dict({"sentence1": d.sentences1, "sentence2": d.sentences2, "score": d.scores.tolist()}
                                ).to_parquet(str(src / "test.parquet"))
     fetch_data(tmp_path / "out", ["sts12"], {"sts12": str(src)}, verbose=False)
-    m = fetch_transfer(tmp_path / "out", ["Emotion"], {"Emotion": _hub_copy(tmp_path / "emo", "Emotion")}, verbose=False)
+    m = fetch_transfer(tmp_path / "out", ["Emotion"], {"Emotion": _hub_copy(tmp_path / "emo", "Emotion")},
+                       verbose=False)
     assert {"sts/sts12.tsv", "transfer/Emotion/test.tsv"} <= set(m["written"])
     assert json.loads((tmp_path / "out" / FETCH_MANIFEST).read_text()) == m
 
@@ -77,7 +80,8 @@ def test_reranking_from_a_hub_copy_round_trips(tmp_path):
     assert (back.queries, back.positives, back.negatives) == (rows["query"], rows["positive"], rows["negative"])
     fetch_transfer(tmp_path / "root", ["SciDocsRR"], {"SciDocsRR": str(src)}, verbose=False)
     assert path.read_bytes() == first                                  # the same data gives the same bytes
-    assert reranking_source("StackOverflowDupQuestions", root=tmp_path / "root") == HUB_RERANKING["StackOverflowDupQuestions"]
+    assert (reranking_source("StackOverflowDupQuestions", root=tmp_path / "root")
+            == HUB_RERANKING["StackOverflowDupQuestions"])
 
 
 def test_offline_hub_paths_fail_at_once(monkeypatch, no_network, tmp_path):

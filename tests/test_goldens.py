@@ -40,7 +40,8 @@ def test_golden_record_is_unchanged(method, case):
 def test_every_declared_method_has_its_goldens_at_its_version():
     declared = G.declared()
     assert set(declared) == set(G.CASES) == set(COMMITTED), (sorted(declared), sorted(G.CASES), sorted(COMMITTED))
-    stale = {n: (m.version, COMMITTED[n]["version"]) for n, m in declared.items() if COMMITTED[n]["version"] != m.version}
+    stale = {n: (m.version, COMMITTED[n]["version"]) for n, m in declared.items()
+             if COMMITTED[n]["version"] != m.version}
     assert not stale, f"goldens written for another version (declared, golden): {stale}; rewrite them"
 
 

@@ -116,7 +116,8 @@ def test_import_graph_has_no_cycle():
     g = graph()
     c = _cycle(g)
     assert c is None, f"import cycle: {' -> '.join(c)}"
-    assert "ranking.chain_jobs" in g["cli"] and "cli" not in g["ranking.chain_jobs"]   # cli calls the job, not the reverse
+    # cli calls the job, not the reverse
+    assert "ranking.chain_jobs" in g["cli"] and "cli" not in g["ranking.chain_jobs"]
     assert "reproduce" in g["cli"] and "cli" not in g["reproduce"]    # cli calls the runner, not the reverse
     assert "ranking.chains" in g["ranking.chain_jobs"] and "ranking.chain_jobs" not in g["ranking.chains"]
     assert "ranking.posttraining" in g["ranking.runs"] and "ranking.runs" not in g["ranking.posttraining"]

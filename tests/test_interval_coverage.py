@@ -1,8 +1,8 @@
-"""Coverage of the reports' intervals: a small, fixed-seed version of the studies in nbs/stats/93_coverage (2,000 replications
-per setting there). With R = 300 replications the Monte Carlo sd of a 95 % coverage is 1.26 points, so the accepted
-band [90 %, 99 %] is about four sd wide on each side; the seeds are fixed, so the outcome does not vary between runs.
-The population is the real per-pair cosines of minilm-l6 committed with the baselines record (verified against their
-manifest when read)."""
+"""Coverage of the reports' intervals: a small, fixed-seed version of the studies in nbs/stats/93_coverage (2,000
+replications per setting there). With R = 300 replications the Monte Carlo sd of a 95 % coverage is 1.26 points, so the
+accepted band [90 %, 99 %] is about four sd wide on each side; the seeds are fixed, so the outcome does not vary between
+runs. The population is the real per-pair cosines of minilm-l6 committed with the baselines record (verified against
+their manifest when read)."""
 from pathlib import Path
 import numpy as np
 import pytest

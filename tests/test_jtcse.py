@@ -37,7 +37,8 @@ def test_config_rejects(kw, msg):
 
 def test_official_defaults():
     c = official_config("jtcse")
-    assert (c.lr, c.batch_size, c.max_length, c.temperature, c.cael_every, c.eval_every) == (1.3e-6, 64, 64, 0.05, 2, 100)
+    assert ((c.lr, c.batch_size, c.max_length, c.temperature, c.cael_every, c.eval_every)
+            == (1.3e-6, 64, 64, 0.05, 2, 100))
     assert official_config("tncse").cael_every is None and official_config("simcse").nce_layout == "b"
     with pytest.raises(ValueError, match="Unknown variant"): official_config("x")
 
@@ -68,7 +69,8 @@ def test_loss_fn_inputs(tok):
     t, (single, _) = twin(), tiny_bert(7)
     with pytest.raises(TypeError, match="TwinTowerEncoder"): make_loss_fn(JTCSEConfig(), single)
     with pytest.raises(TypeError, match="single tower"): make_loss_fn(JTCSEConfig(variant="simcse", cael_every=None), t)
-    with pytest.raises(TypeError, match="teacher"): make_loss_fn(JTCSEConfig(variant="distill", cael_every=None), single)
+    with pytest.raises(TypeError, match="teacher"):
+        make_loss_fn(JTCSEConfig(variant="distill", cael_every=None), single)
     with pytest.raises(ValueError, match="only used"): make_loss_fn(JTCSEConfig(), t, teacher=twin(3))
     with pytest.raises(ValueError, match="divide"): make_loss_fn(JTCSEConfig(cael_every=3), t)   # 2-layer towers
 
@@ -81,7 +83,8 @@ def test_macs_and_misc(tok):
     with pytest.raises(ValueError, match="≥ 3"): energy_sts_correlation([1, 2], [3, 4])
     with pytest.raises(ValueError, match="finite"): energy_sts_correlation([1, 2, float("nan")], [3, 4, 5])
     with pytest.raises(TypeError): MemoEncoder(None)
-    with pytest.raises(ValueError, match="pooling"): export_sentence_transformer(t.tower_1, tok, "export-never-written", pooling="max")
+    with pytest.raises(ValueError, match="pooling"):
+        export_sentence_transformer(t.tower_1, tok, "export-never-written", pooling="max")
 
 
 # ---------------------------------------------------------------- training hygiene
@@ -135,7 +138,8 @@ def test_distill_and_export(tmp_path, tok):
     teacher, (student, _) = twin(5), tiny_bert(9)
     before = copy.deepcopy(teacher.state_dict())
     train(JTCSEConfig(variant="distill", cael_every=None, lr=1e-3, batch_size=4, max_length=16, n_steps=2,
-                      eval_every=0, ckpt_every=0), student, tok, CORPUS, tmp_path / "d", teacher=teacher, progress=False)
+                      eval_every=0, ckpt_every=0), student, tok, CORPUS, tmp_path / "d", teacher=teacher,
+          progress=False)
     assert all(torch.equal(before[k], v) for k, v in teacher.state_dict().items())       # teacher frozen
     export_sentence_transformer(student, tok, tmp_path / "st")
     st = SentenceTransformer(str(tmp_path / "st"), device="cpu")
@@ -215,7 +219,8 @@ def _module_copy(tmp_path, name, extra=""):
     "A copy of a sentemb_lit module's source (a stand-in for another checkout's code), optionally edited."
     import importlib.util
     src = Path(importlib.util.find_spec(f"sentemb_lit.{name}").origin).read_text()
-    p = tmp_path / f"{name.replace('.', '_')}_{hashlib.sha256(extra.encode()).hexdigest()[:12]}.py"   # not hash(): salted
+    # not hash(): salted
+    p = tmp_path / f"{name.replace('.', '_')}_{hashlib.sha256(extra.encode()).hexdigest()[:12]}.py"
     p.write_text(src + extra)
     return p
 

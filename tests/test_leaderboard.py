@@ -1,6 +1,6 @@
-"""The leaderboard (issue 27): `nbs/experiments/96_leaderboard.ipynb` at smoke builds leaderboard.json and a results file the
-standard report builder turns into REPORT.md, from the committed predictions of papers/baselines alone; a hand-edited
-predictions file stops it with the file's name."""
+"""The leaderboard (issue 27): `nbs/experiments/96_leaderboard.ipynb` at smoke builds leaderboard.json and a results
+file the standard report builder turns into REPORT.md, from the committed predictions of papers/baselines alone; a
+hand-edited predictions file stops it with the file's name."""
 import json, shutil
 from pathlib import Path
 import pytest

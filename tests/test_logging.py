@@ -19,7 +19,8 @@ KEPT = {("cli", "*"): "the command line's own output",
         ("bench", "_print_twin"): "part of that report (called by bench_main only)",
         ("memory", "_child"): "a child process's result on stdout, read back by its parent",
         ("stats.claim_status", "_main"): "the `python -m sentemb_lit.stats.claim_status` command's report",
-        ("core.model_cache", "cached_build"): "keyed: reached by the JTCSE, STS and nb23 keys (their methods record it)",
+        ("core.model_cache", "cached_build"):
+            "keyed: reached by the JTCSE, STS and nb23 keys (their methods record it)",
         ("core.model_cache", "gguf_to_safetensors"): "keyed: as cached_build"}
 
 

@@ -21,7 +21,8 @@ class LocalSTSBenchmark(AbsTaskSTS):
     min_score, max_score = 0, 5
     metadata = TaskMetadata(
         name="LocalSTSBenchmark", dataset={"path": "local/stsbenchmark", "revision": "local"},
-        description="STS-B test pairs read by sentemb_lit.core.data.load_sts.", reference=None, type="STS", category="t2t",
+        description="STS-B test pairs read by sentemb_lit.core.data.load_sts.", reference=None, type="STS",
+        category="t2t",
         modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"], main_score="cosine_spearman", date=None,
         domains=None, task_subtypes=None, license=None, annotations_creators=None, dialect=None, sample_creation=None,
         bibtex_citation=None)

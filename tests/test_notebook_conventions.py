@@ -2,7 +2,7 @@
 `nbdev_docs` / `nbdev_preview`) executes every exported cell and every other cell that contains an import anywhere; a
 cell that mixes imports with other code then runs outside its notebook's state and breaks the docs build. So imports
 live in cells of their own, as nbdev's FAQ asks. (The processors themselves run in CI as `make docs-proc`.)"""
-import ast, json
+import ast, json, re
 from pathlib import Path
 import pytest
 
@@ -102,11 +102,12 @@ def test_experiment_notebooks_switch_off_library_progress_bars(nb):
     first_model = next((i for i, s in enumerate(cells) if any(w in s for w in ("load_encoder(", "tiny_bert(",
                         "tiny_llama(", "load_causal_lm(", "SentenceEncoder"))
                         and "import" not in s.split("\n")[0]), len(cells))
-    assert calls[0] < first_model, f"{nb.name}: the bars are switched off only after a model is loaded (cell {first_model})"
+    assert calls[0] < first_model, \
+        f"{nb.name}: the bars are switched off only after a model is loaded (cell {first_model})"
     assert [e for s in cells for e in loud_encoders(s)] == []
 
 
-# --- `papermill --help-notebook` documents every parameter --------------------------------------------------------------
+# --- `papermill --help-notebook` documents every parameter -------------------------------------------------------
 def assigned_names(nb_path: Path) -> list[str]:
     "The names the `parameters` cell assigns, in order."
     cell = next(c for c in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
@@ -134,3 +135,76 @@ def test_help_notebook_documents_every_parameter(nb):
 def test_cell_ids_are_unique(nb):
     ids = [c.get("id") for c in json.loads(nb.read_text(encoding="utf-8"))["cells"]]
     assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+
+
+# --- STYLE's budgets: a cell a reader takes in at once, a test after every few definitions, lines a window shows ------
+ROOT = Path(__file__).resolve().parents[1]
+EXPORTED = {"export", "exports", "exporti"}
+TESTS = re.compile(r"\bassert\b|\btest_\w*\(|\braises\(")
+MAX_CELL, MAX_LINE, MAX_UNTESTED = 40, 120, 4
+
+
+def cells_of(nb_path: Path) -> list[tuple[str, str]]:
+    "(id, source) of each code cell."
+    return [(c.get("id"), "".join(c["source"])) for c in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+            if c["cell_type"] == "code"]
+
+
+def long_cells(nb_path: Path) -> list[str]:
+    "Code cells of more than MAX_CELL lines, `#|` directives not counted."
+    return [f"{nb_path.name} {i}: {n} lines" for i, s in cells_of(nb_path)
+            if (n := sum(not l.startswith("#|") for l in s.splitlines())) > MAX_CELL]
+
+
+def untested_stretches(nb_path: Path) -> list[str]:
+    "Runs of more than MAX_UNTESTED exported cells with no test cell (assert, test_*(…), raises(…)) between them."
+    out, run = [], []
+    for i, s in cells_of(nb_path) + [(None, "assert True")]:
+        if directives(s).keys() & EXPORTED: run.append(i)
+        elif TESTS.search(s):
+            if len(run) > MAX_UNTESTED: out.append(f"{nb_path.name}: {', '.join(run)}")
+            run = []
+    return out
+
+
+def long_lines(name: str, lines: list[str]) -> list[str]:
+    return [f"{name}:{k}: {len(l)} characters" for k, l in enumerate(lines, 1) if len(l) > MAX_LINE]
+
+
+def nbdev_all_line(line: str) -> bool:
+    "nbdev writes `__all__` wrapped at 120 characters and then puts `__all__ = ` before its first line."
+    return line.startswith("__all__ = [") and len(line) <= MAX_LINE + len("__all__ = ")
+
+
+def test_the_style_rules_catch_what_they_should(tmp_path):
+    nb = tmp_path / "x.ipynb"
+    code = lambda i, s: {"cell_type": "code", "id": i, "source": s}
+    nb.write_text(json.dumps({"cells": [code(f"e{k}", "#| export\nx = 1") for k in range(5)] +
+                              [code("t", "test_eq(x, 1)"), code("big", "\n".join(["y = 1"] * 41))]}))
+    assert untested_stretches(nb) == ["x.ipynb: e0, e1, e2, e3, e4"]
+    assert long_cells(nb) == ["x.ipynb big: 41 lines"]
+    assert long_lines("f", ["a" * 120, "b" * 121]) == ["f:2: 121 characters"]
+    assert nbdev_all_line("__all__ = ['" + "a" * 110 + "',") and not nbdev_all_line("x = '" + "a" * 120 + "'")
+
+
+@pytest.mark.parametrize("nb", NBS, ids=lambda p: p.name)
+def test_cells_are_short_and_tested_and_lines_fit(nb):
+    assert long_cells(nb) == [] and untested_stretches(nb) == []
+    assert [bad for i, s in cells_of(nb) for bad in long_lines(f"{nb.name} {i}", s.splitlines())] == []
+
+
+def test_package_and_test_lines_fit():
+    files = sorted((ROOT / "sentemb_lit").rglob("*.py")) + sorted((ROOT / "tests").glob("*.py"))
+    bad = [b for f in files if f.name != "_modidx.py"
+           for b in long_lines(str(f.relative_to(ROOT)), [l for l in f.read_text(encoding="utf-8").splitlines()
+                                                          if not nbdev_all_line(l)])]
+    assert bad == []
+
+
+def test_the_readme_table_names_every_derivation_notebook():
+    "A newcomer finds every notebook, and the module it exports, in the README's 'What is inside' table."
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([\w/]+)` \|", readme, flags=re.M))
+    derivations = {str(p.relative_to(ROOT / "nbs").with_suffix("")) for p in NBS
+                   if p.parent.name != "experiments" and p.name != "index.ipynb"}
+    assert len(derivations) >= 46 and derivations - rows == set(), sorted(derivations - rows)

@@ -1,15 +1,15 @@
-"""Behaviour of sentemb_lit.prompting.prompt_embedding: the reference's whole-prompt tokens with the prefix KV cache kept (SmolLM2's
-tokenizer and a LLaMA-style SentencePiece tokenizer built offline), cached = uncached, batch independence, the
-encoder protocol (MTEB / sentence-transformers calls), the [MASK]-prompt endings, and prompt embedding split over two
-processes (the [MASK] prompts live in sentemb_lit.prompting.mask_prompting; their old path in prompting still works, with a
-DeprecationWarning). Bad inputs are in test_bad_inputs_prompting.py."""
+"""Behaviour of sentemb_lit.prompting.prompt_embedding: the reference's whole-prompt tokens with the prefix KV cache
+kept (SmolLM2's tokenizer and a LLaMA-style SentencePiece tokenizer built offline), cached = uncached, batch
+independence, the encoder protocol (MTEB / sentence-transformers calls), the [MASK]-prompt endings, and prompt embedding
+split over two processes (the [MASK] prompts live in sentemb_lit.prompting.mask_prompting; their old path in prompting
+still works, with a DeprecationWarning). Bad inputs are in test_bad_inputs_prompting.py."""
 import io, json, os, subprocess, sys
 import numpy as np
 import pytest
 import torch
 
-from sentemb_lit.prompting.prompt_embedding import (TEMPLATES, PRESET_LAYERS, PromptEncoder, split_template, normalize_sentence,
-                                   prompt_ids, shared_prefix_len, encode_distributed, ENCODE_CODE)
+from sentemb_lit.prompting.prompt_embedding import (TEMPLATES, PRESET_LAYERS, PromptEncoder, split_template,
+                                   normalize_sentence, prompt_ids, shared_prefix_len, encode_distributed, ENCODE_CODE)
 from sentemb_lit.prompting.mask_prompting import MaskPromptEncoder, normalize_for_eos
 from sentemb_lit.cli import embed_main
 

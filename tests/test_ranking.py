@@ -195,7 +195,8 @@ def test_official_listmle_equals_the_official_loss_with_padding():
 
 
 def word_level_teacher(sentences):
-    "A tiny random BERT over a word-level vocabulary of `sentences` (another vocabulary than MiniLM's) and its tokenizer."
+    """A tiny random BERT over a word-level vocabulary of `sentences` (another vocabulary than MiniLM's) and its
+    tokenizer."""
     import tempfile
     from pathlib import Path
     from transformers import BertConfig, BertModel, BertTokenizerFast

@@ -10,7 +10,8 @@ from sentemb_lit.core.checks import check_file, check_named_path, read_json
 from sentemb_lit.core.evaluation import evaluate_sts
 from sentemb_lit.core.io import CorruptFileError
 
-EMPTY_CORPORA = {"empty gzip": gzip.compress(b"", mtime=0), "only blank lines": gzip.compress(b"\n   \n\t\n\n", mtime=0),
+EMPTY_CORPORA = {"empty gzip": gzip.compress(b"", mtime=0),
+                 "only blank lines": gzip.compress(b"\n   \n\t\n\n", mtime=0),
                  "zero bytes": b""}
 
 

@@ -14,7 +14,8 @@ PARAMS_NB = {"cells": [{"cell_type": "code", "id": "p", "metadata": {"tags": ["p
 def _project(d: Path, ini: str = "[DEFAULT]\nlib_name = sentemb_lit\n", names=("23_ranking_reproduction.ipynb",)):
     (d / "nbs" / "experiments").mkdir(parents=True)
     (d / "settings.ini").write_text(ini)
-    for n in [*names, "2_evil.ipynb", "23_other.ipynb"]: (d / "nbs" / "experiments" / n).write_text(json.dumps(PARAMS_NB))
+    for n in [*names, "2_evil.ipynb", "23_other.ipynb"]:
+        (d / "nbs" / "experiments" / n).write_text(json.dumps(PARAMS_NB))
     return d
 
 
@@ -33,7 +34,8 @@ def test_only_the_listed_notebooks_run(tmp_path):
         ["23_ranking_reproduction.ipynb"]
     with pytest.raises(FileNotFoundError, match=r"'04_baselines.ipynb'\] of paper 'baselines' do not exist"):
         runner.experiment_notebooks("baselines", tmp_path / "nbs" / "experiments")
-    (tmp_path / "nbs" / "experiments" / "23_ranking_reproduction.ipynb").write_text(json.dumps(PARAMS_NB | {"cells": []}))
+    (tmp_path / "nbs" / "experiments" / "23_ranking_reproduction.ipynb").write_text(
+        json.dumps(PARAMS_NB | {"cells": []}))
     with pytest.raises(ValueError, match="have no cell tagged 'parameters'"):
         runner.experiment_notebooks("ranking_sentences", tmp_path / "nbs" / "experiments")
 

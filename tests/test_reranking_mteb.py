@@ -1,6 +1,6 @@
-"""`evaluate_reranking` (sentemb_lit.evals.mteb) equals mteb 2.26's own reranking evaluation — `mteb.evaluate` on a local
-reranking task (a retrieval task with `top_ranked` candidates), no hub — to 1e-6 on MAP@1000 and MRR@10, on a fixture
-with exactly tied scores (a negative with the same text as a positive) and a query without a positive."""
+"""`evaluate_reranking` (sentemb_lit.evals.mteb) equals mteb 2.26's own reranking evaluation — `mteb.evaluate` on a
+local reranking task (a retrieval task with `top_ranked` candidates), no hub — to 1e-6 on MAP@1000 and MRR@10, on a
+fixture with exactly tied scores (a negative with the same text as a positive) and a query without a positive."""
 import numpy as np
 import mteb
 from datasets import Dataset
@@ -24,7 +24,8 @@ class LocalReranking(AbsTaskRetrieval):
     "The fixture above as mteb 2.x holds a reranking task: corpus, queries, qrels (1 / 0) and top_ranked candidates."
     metadata = TaskMetadata(
         name="LocalReranking", dataset={"path": "local/reranking", "revision": "local"},
-        description="Reranking fixture built by sentemb_lit.evals.mteb.reranking_run.", reference=None, type="Reranking",
+        description="Reranking fixture built by sentemb_lit.evals.mteb.reranking_run.", reference=None,
+        type="Reranking",
         category="t2t", modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"], main_score="map_at_1000",
         date=None, domains=None, task_subtypes=None, license=None, annotations_creators=None, dialect=None,
         sample_creation=None, bibtex_citation=None)

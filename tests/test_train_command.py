@@ -165,7 +165,7 @@ def test_distillation_and_ranking_from_a_chains_file(work, trained, tmp_path):
     assert r.config.variant == "distill" and (tmp_path / "d" / "modules.json").is_file()
     from sentemb_lit.core.models import SentenceEncoder, load_encoder
     folder = SentenceEncoder(*load_encoder(str(tmp_path / "d")), "cls", show_progress=False)(SENTS)
-    assert np.abs(r.encoder(SENTS) - folder).max() < 1e-5                 # the returned model is the folder's, eval mode
+    assert np.abs(r.encoder(SENTS) - folder).max() < 1e-5             # the returned model is the folder's, eval mode
     chains = [[f"{s}", f"{s} today", f"{s} today , maybe", "nothing like it"] for s in SENTS]
     (tmp_path / "chains.jsonl").write_text("".join(json.dumps(c) + "\n" for c in chains))
     r = train("ranking", str(work / "bert"), None, tmp_path / "r", chains=tmp_path / "chains.jsonl", steps=3,

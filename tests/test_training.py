@@ -13,7 +13,8 @@ from pathlib import Path
 import torch
 from sentemb_lit.core.training import fit
 
-out, hold, n_steps = sys.argv[1], sys.argv[2], 12          # hold: a file to create, then stop at the 6th step until killed
+# hold: a file to create, then stop at the 6th step until killed
+out, hold, n_steps = sys.argv[1], sys.argv[2], 12
 calls = [0]
 torch.set_num_threads(1)
 torch.manual_seed(0)

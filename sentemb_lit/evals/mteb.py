@@ -16,7 +16,8 @@ from ..core.checks import (check_choice, check_float_array, check_number, check_
 from .classifier import _check_xy
 from ..core.data import _load_source
 from ..core.io import CorruptFileError
-from .transfer import MTEB_CLASSIFICATION, _check_encoder, _labels_of, _labels_text, _strided, load_transfer
+from .transfer import (MTEB_CLASSIFICATION, _check_encoder, _labels_of, _labels_text, _strided,
+                                        load_transfer)
 
 # %% auto #0
 __all__ = ['MTEB_SAMPLES_PER_LABEL', 'mteb_undersample', 'mteb_classify', 'evaluate_mteb_classification', 'mteb_record',

@@ -12,9 +12,9 @@ from ..core.checks import check_choice, check_flag, check_path, check_type, opti
 from ..core.data import DATA_ENV, FETCH_MANIFEST, _old_manifest, data_root
 from ..core.io import CorruptFileError, _atomic_write, atomic_write_json, exclusive
 from .mteb import RerankingData, load_reranking
-from .transfer import (EMPTY_ALLOWED, HUB_TRANSFER, MTEB_CLASSIFICATION, TRANSFER_SIZES, TRANSFER_TASKS,
-                                  _as_transfer, _check_transfer_task, _hub_transfer_rows, _load_hub, _parse_label,
-                                  load_transfer)
+from .transfer import (EMPTY_ALLOWED, HUB_TRANSFER, MTEB_CLASSIFICATION, TRANSFER_SIZES,
+                                        TRANSFER_TASKS, _as_transfer, _check_transfer_task, _hub_transfer_rows,
+                                        _load_hub, _parse_label, load_transfer)
 
 _log = logging.getLogger(__name__)
 

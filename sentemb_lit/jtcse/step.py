@@ -9,7 +9,8 @@ from dataclasses import dataclass, asdict
 from typing import Callable
 import torch
 from torch import nn
-from ..core.checks import check_choice, check_flag, check_number, check_positive_int, check_sentences, check_type
+from ..core.checks import (check_choice, check_flag, check_number, check_positive_int, check_sentences,
+                                     check_type)
 from .cross_attention import CAELConfig, INJECTIONS, lockstep_forward
 from .losses import TABLE_X_ABLATIONS, LOSS_TERMS, info_nce, jtcse_loss
 from .twin import TwinTowerEncoder, _check_tower

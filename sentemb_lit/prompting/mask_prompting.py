@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Sequence
 import numpy as np
 import torch
-from ..core.checks import check_choice, check_flag, check_positive_int, check_sentences, check_text, check_type
+from ..core.checks import (check_choice, check_flag, check_positive_int, check_sentences, check_text,
+                                     check_type)
 from ..core.models import EncodeAPI, encode_options, sentences_of
-from .prompt_embedding import SLOT, _check_model, _check_tokenizer, _device, _distinct, _max_positions, _model_name
+from .prompt_embedding import (SLOT, _check_model, _check_tokenizer, _device, _distinct,
+                                                    _max_positions, _model_name)
 
 # %% auto #0
 __all__ = ['MASK_EOS', 'MASK_AGGREGATIONS', 'mask_template', 'normalize_for_eos', 'MaskPromptEncoder']

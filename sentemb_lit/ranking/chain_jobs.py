@@ -10,7 +10,8 @@ from typing import Sequence
 from tqdm.auto import tqdm
 from ..core.checks import check_file, check_sentences, check_type
 from .chains import INSTRUCTIONS, MODES, REFUSE, RankingSettings, _decode_group, chain_code
-from ..core.io import CorruptFileError, IntegrityError, LockedError, append_jsonl, atomic_write_json, exclusive
+from ..core.io import (CorruptFileError, IntegrityError, LockedError, append_jsonl, atomic_write_json,
+                                 exclusive)
 from ..core.store import KeyedStore, Method, cache_key, RECORD
 from ..core.io import atomic_write_text, fingerprint, read_jsonl
 

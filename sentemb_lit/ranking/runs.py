@@ -10,8 +10,8 @@ from typing import Sequence
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
-from ..core.checks import (check_all_finite, check_choice, check_file, check_flag, check_number, check_positive_int,
-                                check_sentences, check_type)
+from ..core.checks import (check_all_finite, check_choice, check_file, check_flag, check_number,
+                                     check_positive_int, check_sentences, check_type)
 from ..core.code_keys import code_hash
 from ..core.store import Method, acknowledged
 from ..core.models import SentenceEncoder, load_encoder
@@ -19,7 +19,8 @@ from ..core.model_cache import MODEL_REGISTRY
 from ..core.io import read_json_verified, read_jsonl, write_json_verified
 from ..core.training import CHECKPOINT, fit, set_seed
 from ..core.training_rule import convergence
-from .posttraining import INDEX_MODES, LISTMLE_FORMS, TARGETS, RankStudent, chain_loss, same_tokenizer
+from .posttraining import (INDEX_MODES, LISTMLE_FORMS, TARGETS, RankStudent, chain_loss,
+                                              same_tokenizer)
 
 # %% auto #0
 __all__ = ['BEST_FILE', 'ADDED_LATER', 'RUN_CODE', 'POSTTRAIN_METHOD', 'BASE_STS_METHOD', 'TRANSFER_METHOD', 'MTEB_METHOD',

@@ -9,8 +9,8 @@ from pathlib import Path
 from ..core.checks import check_choice, check_flag, check_number, check_path, check_positive_int, check_type
 from ..core.io import atomic_write_text, read_json_verified
 import numpy as np
-from .intervals import (VERDICTS, holm, paired_difference, paired_task_items, sentence_ids, settle_plan,
-                                   verdict)
+from .intervals import (VERDICTS, holm, paired_difference, paired_task_items, sentence_ids,
+                                         settle_plan, verdict)
 from ..core.data import STS_TASKS, load_sts
 from .predictions import load_predictions, prediction_info, verify_predictions
 from .claims import read_claims as _read_claims, read_sesoi as _read_sesoi
