@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Callable, Sequence
-from .core.checks import check_type, check_number, check_choice, check_positive_int
+from .core.checks import check_type, check_number, check_choice, check_path, check_positive_int
 from .core.data import STS_TASKS
 from .core.evaluation import evaluate_sts, as_encode
 from .evals.classifier import RECORD, ClassifierConfig
@@ -21,26 +21,22 @@ __all__ = ['PROMPT_PREFIX', 'OUTCOMES', 'encoder_from_spec', 'readout', 'compare
 # %% ../nbs/08_compare.ipynb #cm05
 PROMPT_PREFIX = "prompt:"
 
-def _prompt_spec(spec: str) -> tuple[str, str, int | None]:
-    "`prompt:<template>@<llm>[#<layer>]` -> (template, llm, layer)."
+def _prompt_spec(spec: str, name: str = "spec") -> tuple[str, str, int | None]:
+    "`prompt:<template>@<llm>[#<layer>]` -> (template, llm, layer); a malformed one is a ValueError naming `name`."
     body = spec[len(PROMPT_PREFIX):]
     template, sep, rest = body.partition("@")
     llm, _, layer = rest.partition("#")
     if not sep or not template or not llm:
-        raise ValueError(f"spec {spec!r}: a prompt encoder is written prompt:<template>@<llm>[#<layer>]")
-    if layer and not layer.lstrip("-").isdigit(): raise ValueError(f"spec {spec!r}: the layer after '#' must be an int")
+        raise ValueError(f"{name} {spec!r}: a prompt encoder is written prompt:<template>@<llm>[#<layer>]")
+    if layer and not layer.lstrip("-").isdigit():
+        raise ValueError(f"{name} {spec!r}: the layer after '#' must be an int")
     return template, llm, int(layer) if layer else None
 
 def encoder_from_spec(spec, pooling: str | None = None, batch_size: int = 64, device=None):
     "An encoder from a spec (see the table above); an encoder or a callable is returned as it is."
-    if not isinstance(spec, (str, os.PathLike)):
-        try: as_encode(spec)                                       # an encoder, or a TypeError naming spec
-        except TypeError as e:
-            raise TypeError(f"spec must be a str (a model spec), an encoder or a callable; {e}") from None
-        return spec
+    if not isinstance(_check_spec(spec), (str, os.PathLike)): return spec     # an encoder is used as it is
     check_positive_int(batch_size, "batch_size")
     s = os.fspath(spec)
-    if not s.strip(): raise ValueError("spec is empty: name a registry model, hub id, folder or prompt:<t>@<llm>")
     if s.startswith(PROMPT_PREFIX):
         from sentemb_lit.prompting.prompt_embedding import PromptEncoder
         template, llm, layer = _prompt_spec(s)
@@ -50,6 +46,22 @@ def encoder_from_spec(spec, pooling: str | None = None, batch_size: int = 64, de
         return TwinTowerEncoder.from_pretrained(s, device=device)
     from sentemb_lit.core.models import SentenceEncoder
     return SentenceEncoder.from_name(s, pooling=pooling, device=device, batch_size=batch_size)
+
+# %% ../nbs/08_compare.ipynb #cm05g
+def _check_spec(spec, name: str = "spec"):
+    """`spec` if it is an encoder (or a callable), a prompt spec, or a model name or folder a path can hold (no NUL
+    byte, no name beyond the file system's 255 bytes); else an error naming `name`."""
+    if not isinstance(spec, (str, os.PathLike)):
+        try: as_encode(spec)                                       # an encoder, or a TypeError
+        except TypeError as e:
+            raise TypeError(f"{name} must be a str (a model spec), an encoder or a callable; {e}") from None
+        return spec
+    s = os.fspath(spec)
+    if isinstance(s, str) and not s.strip():
+        raise ValueError(f"{name} is empty: name a registry model, hub id, folder or prompt:<t>@<llm>")
+    if isinstance(s, str) and s.startswith(PROMPT_PREFIX): _prompt_spec(s, name)
+    else: check_path(s, name)                      # a registry name, hub id or folder is looked up as a path too
+    return spec
 
 # %% ../nbs/08_compare.ipynb #cm06e
 def readout(encoder) -> str:
@@ -96,6 +108,7 @@ def compare_encoders(a, b, tasks: Sequence[str] = STS_TASKS, variant: str = "sen
     check_number(level, "level", gt=0, lt=1)
     check_type(transfer_cfg, "transfer_cfg", ClassifierConfig)
     sts, transfer, mteb = _split_tasks(tasks)
+    for name, x in (("a", a), ("b", b)): _check_spec(x, name)          # both, before a model loads
     enc = [encoder_from_spec(x) for x in (a, b)]
     rows, n_pairs, n_items, n_mteb = {}, 0, 0, 0
     if sts:

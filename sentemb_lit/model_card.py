@@ -4,7 +4,7 @@
 
 # %% ../nbs/90c_model_card.ipynb #mc002
 from __future__ import annotations
-import inspect, io, re, tokenize
+import inspect, io, os, re, tokenize
 from pathlib import Path
 from .core.checks import check_path, check_type
 from .core.io import atomic_write_text
@@ -32,6 +32,17 @@ def field_docs(cls) -> dict[str, str]:
     return docs
 
 # %% ../nbs/90c_model_card.ipynb #mc008
+def _check_info(info, keys: tuple) -> dict:
+    "`info` if it is a dict holding `keys`, its `base_model` a non-empty list of model names; else an error naming it."
+    check_type(info, "info", dict, "the dict `sentemb_lit.recipes.train` assembles")
+    if missing := [k for k in keys if k not in info]: raise ValueError(f"info lacks {missing}")
+    base = info["base_model"]
+    if not (isinstance(base, (list, tuple)) and base and
+            all(isinstance(b, (str, os.PathLike)) and str(b).strip() for b in base)):
+        raise TypeError(f"info['base_model'] must be a non-empty list of model names, got {base!r:.80}")
+    check_type(info["method"], "info['method']", str)
+    return info
+
 def _bases(info: dict) -> list[str]:
     "The base model(s) as a shared card may name them: a path of the trainer's machine becomes its folder's name."
     return [Path(b).name if Path(str(b)).is_absolute() or str(b).startswith("~") else str(b)
@@ -39,8 +50,7 @@ def _bases(info: dict) -> list[str]:
 
 def card_metadata(info: dict) -> dict:
     "The YAML front matter of a card: library, base model(s), pipeline, tags, data sets, metrics."
-    check_type(info, "info", dict, "the dict `sentemb_lit.recipes.train` assembles")
-    base = _bases(info)
+    base = _bases(_check_info(info, ("method", "base_model")))
     return {"library_name": "sentence-transformers", "base_model": base[0] if len(base) == 1 else base,
             "pipeline_tag": "sentence-similarity",
             "tags": ["sentence-transformers", "sentence-similarity", "feature-extraction", "sentemb-lit",
@@ -108,11 +118,8 @@ def _evaluation(info: dict) -> str:
 def model_card(info: dict) -> str:
     "The README.md text of a trained folder, from the dict `recipes.train` assembles."
     import yaml
-    check_type(info, "info", dict, "the dict `sentemb_lit.recipes.train` assembles")
-    missing = [k for k in ("method", "paper", "base_model", "twin", "pooling", "dimension", "data", "settings",
-                           "settings_source", "steps", "seconds", "seconds_per_step", "device", "version", "dev",
-                           "kept") if k not in info]
-    if missing: raise ValueError(f"info lacks {missing}")
+    _check_info(info, ("method", "paper", "base_model", "twin", "pooling", "dimension", "data", "settings",
+                       "settings_source", "steps", "seconds", "seconds_per_step", "device", "version", "dev", "kept"))
     front = yaml.safe_dump(card_metadata(info), sort_keys=False, allow_unicode=True)
     title = f"# {info['method']} — {', '.join(_bases(info))}"
     return "\n".join(["---", front.rstrip(), "---", "", title, "", _usage(info), _training(info),

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np, torch
 from .core.checks import (check_choice, check_file, check_flag, check_number, check_path,
                                      check_positive_int, check_sentences, check_type)
-from .core.evaluation import correlations, cosine_scores, evaluate_dev, evaluate_sts
+from .core.evaluation import check_limit, correlations, cosine_scores, evaluate_dev, evaluate_sts
 from .core.io import atomic_write_json, fingerprint
 from .core.model_cache import MODEL_REGISTRY
 from .core.models import SentenceEncoder, load_causal_lm, load_encoder
@@ -97,13 +97,23 @@ def read_scored_pairs(path) -> tuple[list[str], list[str], np.ndarray]:
     return [r[0] for r in rows], [r[1] for r in rows], np.array([r[2] for r in rows])
 
 # %% ../nbs/90b_train.ipynb #rc011
+def _check_dev_args(dev, encode, limit) -> None:
+    "`dev` a path or 'stsb' / 'none', `encode` a function of sentences (or has `.encode`), `limit` None or >= 2."
+    check_path(dev, "dev")
+    if isinstance(encode, (str, bytes)) or not (callable(encode) or callable(getattr(encode, "encode", None))):
+        raise TypeError(f"encode must be a function from sentences to vectors or an encoder with .encode, got "
+                        f"{type(encode).__name__}: {encode!r:.60}")
+    check_limit(limit)
+
 def dev_evaluator(dev, encode, root=None, limit: int | None = None):
     "() -> the dev score (Spearman ×100 of cosines) of `encode` on `dev` ('stsb' or a scored-pairs file); 'none': None."
+    _check_dev_args(dev, encode, limit)
     if dev == "none": return None
     if dev == "stsb": return lambda: evaluate_dev(encode, ("stsb",), root=root, limit=limit)["stsb"]
     s1, s2, gold = read_scored_pairs(dev)
+    fn = encode if callable(encode) else encode.encode
     def score() -> float:
-        emb = dict(zip(u := list(dict.fromkeys(s1 + s2)), np.asarray(encode(u), dtype=np.float64)))
+        emb = dict(zip(u := list(dict.fromkeys(s1 + s2)), np.asarray(fn(u), dtype=np.float64)))
         pred = cosine_scores(np.stack([emb[s] for s in s1]), np.stack([emb[s] for s in s2]))
         return correlations(pred, gold, "dev pairs")["spearman"]
     return score
@@ -331,6 +341,7 @@ def _check_train(method, out_dir, teacher, chains, decoder, corpus, steps, batch
     """Every argument of `train`, checked before a model loads: (out folder, the config overrides, the corpus's
     sentences or None). The corpus is read here, once: training takes these sentences."""
     check_choice(method, "method", METHODS)
+    if out_dir is None: raise TypeError(f"train({method!r}): out_dir (--out) is required: the new folder for the model")
     out = check_path(out_dir, "out_dir (--out)").expanduser()
     for name, v, least in (("steps", steps, 1), ("batch_size (--batch-size)", batch_size, 1), ("seed", seed, 0)):
         check_positive_int(v, name, minimum=least, optional=True)

@@ -108,15 +108,28 @@ def check_number(value, name: str, *, gt=None, ge=None, lt=None, le=None, option
     return float(value)
 
 # %% ../../nbs/core/06_checks.ipynb #c019
+def _is_option(x) -> bool:
+    "Whether `x` can be compared as one option: hashable, and not an array or tensor (whose `==` is elementwise)."
+    if isinstance(x, np.ndarray) or (hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.generic)):
+        return False
+    try: hash(x)
+    except TypeError: return False
+    return True
+
 def check_choice(value, name: str, choices):
     "`value` if it is one of `choices`; else a ValueError naming `name`, the value and the options."
     try: options = tuple(choices)
     except TypeError: raise TypeError(f"choices of {name} must be a collection, got {type(choices).__name__}") from None
+    if bad := [o for o in options if not _is_option(o)]:
+        raise TypeError(f"choices of {name} must be hashable options (no arrays, tensors or lists), got "
+                        f"{type(bad[0]).__name__}: {_short(bad[0])}")
     container = choices if hasattr(choices, "__contains__") else options     # a generator: its items
-    try: known = bool(value in container)
-    except (TypeError, ValueError, RuntimeError): known = False   # unhashable, or not comparable with the options
+    comparable = _is_option(value) and not (isinstance(value, (float, np.floating)) and math.isnan(value))
+    try: known = comparable and bool(value in container)
+    except (TypeError, ValueError, RuntimeError): known = False   # not comparable with the options
     if not known:
-        raise ValueError(f"Unknown {name} {_short(value)}; choose one of {options}")
+        why = "" if comparable else f" (the value, a {type(value).__name__}, cannot be one option)"
+        raise ValueError(f"Unknown {name} {_short(value)}; choose one of {options}{why}")
     return value
 
 # %% ../../nbs/core/06_checks.ipynb #c022

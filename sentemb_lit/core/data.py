@@ -11,7 +11,8 @@ from typing import Mapping, Sequence
 from urllib.parse import urlparse
 import numpy as np
 from .io import CorruptFileError, atomic_write_json, atomic_write_text, exclusive
-from .checks import check_choice, check_file, check_flag, check_type, read_json
+from .checks import (check_choice, check_file, check_flag, check_float_array, check_path, check_type,
+                                     read_json)
 
 _log = logging.getLogger(__name__)             # the library logs; the CLI and the notebooks print
 
@@ -66,9 +67,10 @@ class STSData:
         if not (isinstance(self.sentences1, (list, tuple)) and isinstance(self.sentences2, (list, tuple))):
             raise TypeError(f"STSData: sentences1 and sentences2 must be lists of sentences, got "
                             f"{type(self.sentences1).__name__} and {type(self.sentences2).__name__}")
-        if isinstance(self.scores, (str, bytes, bool)) or not hasattr(self.scores, "__len__"):
+        unordered = (Mapping, set, frozenset)             # a dict or a set has a length, but no order of pairs
+        if isinstance(self.scores, (str, bytes, bool, *unordered)) or not hasattr(self.scores, "__len__"):
             raise TypeError(f"STSData: scores must be a 1-D sequence of numbers, got {type(self.scores).__name__}")
-        self.scores = np.asarray(self.scores, dtype=np.float64)
+        self.scores = check_float_array(self.scores, "STSData: scores", finite=False)   # np.asarray(…, float64)
         n = len(self.scores)
         if self.scores.ndim != 1 or len(self.sentences1) != n or len(self.sentences2) != n:
             raise ValueError(f"STSData {self.task}/{self.split}: sentences1 ({len(self.sentences1)}), sentences2 "
@@ -99,11 +101,19 @@ def _check_corpus_names(names) -> tuple[str, ...]:
     for n in names: check_choice(n, "corpus", CORPORA)
     return names
 
+def _check_corpus_name(name) -> str:
+    "`name` if it is a known corpus name; else a ValueError naming the argument `name` and the corpora."
+    try: return check_choice(name, "corpus", CORPORA)
+    except ValueError as e: raise ValueError(f"name: {e}") from None
+
 # %% ../../nbs/core/00_data.ipynb #ic05
 def _check_fetch_args(out_dir, tasks, sources, verbose) -> tuple[Path, tuple[str, ...], dict[str, str]]:
     "fetch_data's arguments: a folder, known task names, a mapping task -> hub id or local folder, a flag."
     if not isinstance(out_dir, (str, os.PathLike)) or not str(out_dir).strip():
         raise TypeError(f"out_dir must be a folder path, got {out_dir!r}")
+    check_path(out_dir, "out_dir")                        # no NUL byte, no name beyond the file system's limit
+    if Path(os.path.realpath(Path(out_dir).expanduser())).parent == Path(os.path.realpath(Path(out_dir).expanduser())):
+        raise ValueError(f"out_dir {str(out_dir)!r} is the file system root: name a folder for the data root")
     tasks = (tasks,) if isinstance(tasks, str) else tasks
     try: tasks = tuple(dict.fromkeys(tasks))
     except TypeError: raise TypeError(f"tasks must be a list of task names, got {tasks!r}") from None
@@ -322,7 +332,7 @@ def _read_gzip_lines(path: Path) -> list[str]:
 
 def load_corpus(name: str, root=None) -> list[str]:
     "One unlabeled corpus: stripped, de-duplicated (first appearance kept), no empty lines."
-    spec = CORPORA[check_choice(name, "corpus", CORPORA)]
+    spec = CORPORA[_check_corpus_name(name)]
     if isinstance(spec, tuple):
         d = load_sts(*spec, root=root if root is not None else data_root())
         return _dedupe(s for pair in zip(d.sentences1, d.sentences2) for s in pair)

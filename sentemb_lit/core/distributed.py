@@ -13,16 +13,23 @@ from .checks import check_positive_int
 __all__ = ['gather_with_grad', 'shard_batch', 'end_processes']
 
 # %% ../../nbs/core/03b_distributed.ipynb #c031
+def _finite_gathered(z: torch.Tensor, where: str = "") -> torch.Tensor:
+    "`z` if its values are finite (an int tensor always is); else a ValueError naming `x` (one isfinite per call)."
+    if (z.is_floating_point() or z.is_complex()) and not bool(torch.isfinite(z).all()):
+        raise ValueError(f"x contains NaN or inf{where}: the embeddings gathered as negatives must be finite")
+    return z
+
 def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
     "`x` [b, …] of every process concatenated in rank order → [W·b, …], gradients flowing back; the identity alone."
     if not isinstance(x, torch.Tensor): raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     dist = torch.distributed
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1: return x
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1: return _finite_gathered(x)
     from torch.distributed.nn.functional import all_gather     # a submodule torch.distributed does not import
     with warnings.catch_warnings():                  # torch 2.13 marks it deprecated; its replacement is private
         warnings.filterwarnings("ignore", message=".*all_gather is deprecated", category=FutureWarning)
         parts = all_gather(x)
-    return torch.cat(parts, dim=0)                   # Z = [z⁽⁰⁾; …; z⁽ᵂ⁻¹⁾]
+    # checked after the gather: every process sees the same Z and refuses it together (none waits in a collective)
+    return _finite_gathered(torch.cat(parts, dim=0), " (on some process)")     # Z = [z⁽⁰⁾; …; z⁽ᵂ⁻¹⁾]
 
 # %% ../../nbs/core/03b_distributed.ipynb #c033a
 def shard_batch(batch, index: int, count: int):

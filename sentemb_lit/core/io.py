@@ -320,19 +320,35 @@ def seal_json(path) -> str:
 # %% ../../nbs/core/05_io.ipynb #c026
 _FILE_MEMO: dict = {}
 
+def _digest_target(path) -> Path:
+    "`path` as a Path to fingerprint: a file or a folder, not the file system's root (a walk of every file there is)."
+    p = check_path(path, "path")
+    if p.is_dir() and p.resolve() == Path(p.resolve().anchor):
+        raise ValueError(f"path {str(path)!r} is the file system's root; pass the file or folder to fingerprint")
+    return p
+
+def _read_error(e: OSError, what: str) -> OSError:
+    "`e` (its kind kept) with a message naming `path` and the file or folder that could not be read."
+    msg = f"path: cannot read {what} ({e.strerror or e})"
+    return OSError(e.errno, msg) if e.errno else OSError(msg)
+
 def file_digest(path) -> str:
     "SHA-256 of a file's bytes (or of a folder's files and names), memoised on size and mtime."
-    path = check_path(path, "path")
+    path = _digest_target(path)
     if path.is_dir():
-        parts = [(p.relative_to(path).as_posix(), file_digest(p)) for p in sorted(path.rglob("*")) if p.is_file()]
+        try: files = [p for p in sorted(path.rglob("*")) if p.is_file()]
+        except OSError as e: raise _read_error(e, f"the folder {str(path)!r} (at {e.filename})") from None
+        parts = [(p.relative_to(path).as_posix(), file_digest(p)) for p in files]
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
     if not path.is_file(): raise FileNotFoundError(f"path: cannot fingerprint {str(path)!r}: no such file or folder")
     st = path.stat()
     memo = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if memo not in _FILE_MEMO:
         h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""): h.update(block)
+        try:
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 22), b""): h.update(block)
+        except OSError as e: raise _read_error(e, f"the file {str(path)!r}") from None
         _FILE_MEMO[memo] = h.hexdigest()
     return _FILE_MEMO[memo]
 

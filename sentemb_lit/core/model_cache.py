@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import torch
-from .checks import check_named_path, check_path, check_type
+from .checks import check_file, check_named_path, check_path, check_positive_int, check_type
 from .io import CorruptFileError, LockedError, atomic_write_dir, exclusive, remove_stale_tmp
 
 # %% auto #0
@@ -84,14 +84,23 @@ def cache_dir() -> Path:
     return path
 
 # %% ../../nbs/core/01a_model_cache.ipynb #b599defc
+def _check_parts(paths) -> list[Path]:
+    "`paths` as a list of Paths, each an existing file (not a folder); else an error naming `paths[i]`."
+    if isinstance(paths, (str, os.PathLike)): raise TypeError(f"paths must be a list of files, not one path: {paths!r}")
+    return [check_file(check_path(p, f"paths[{i}]"), f"paths[{i}]")
+            for i, p in enumerate(check_type(paths, "paths", (list, tuple)))]
+
 def file_sha256(paths: Sequence[Path], chunk: int = 1 << 22) -> str:
     "SHA-256 of the concatenation of `paths` (a split file hashes like the joined one)."
-    if isinstance(paths, (str, os.PathLike)): raise TypeError(f"paths must be a list of files, not one path: {paths!r}")
-    paths = [check_path(p, f"paths[{i}]") for i, p in enumerate(check_type(paths, "paths", (list, tuple)))]
+    paths, chunk = _check_parts(paths), check_positive_int(chunk, "chunk")
     h = hashlib.sha256()
-    for p in paths:
-        with open(p, "rb") as f:
-            while block := f.read(chunk): h.update(block)
+    for i, p in enumerate(paths):
+        try:
+            with open(p, "rb") as f:
+                while block := f.read(chunk): h.update(block)
+        except OSError as e:                     # a file that went away or cannot be read after the check
+            msg = f"paths[{i}] {str(p)!r} cannot be read ({e.strerror or e})"
+            raise (OSError(e.errno, msg) if e.errno else OSError(msg)) from None
     return h.hexdigest()
 
 # %% ../../nbs/core/01a_model_cache.ipynb #c011

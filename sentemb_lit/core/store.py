@@ -247,13 +247,44 @@ def _mark_done(self: KeyedStore, name: str, key: dict, files=(), **info) -> dict
 
 KeyedStore.save, KeyedStore.mark_done = _save, _mark_done
 
+# %% ../../nbs/core/05d_store.ipynb #st51g
+def _named_os_error(e: OSError, msg: str) -> OSError:
+    "An OSError of `e`'s kind (PermissionError, …) with the message `msg`."
+    return OSError(e.errno, msg) if e.errno else OSError(msg)
+
+def _store_root(root) -> KeyedStore:
+    "The store at `root`: a readable folder, not the file system's root; else an error naming `root`."
+    store = KeyedStore(check_path(root, "root"))
+    if not store.root.is_dir(): raise FileNotFoundError(f"root {str(root)!r} is not a folder")
+    if store.root.resolve() == Path(store.root.resolve().anchor):
+        raise ValueError(f"root {str(root)!r} is the file system's root, not a store (a folder of <name>/<key>/"
+                         f"{RECORD})")
+    try: next(store.root.iterdir(), None)
+    except OSError as e: raise _named_os_error(e, f"root {str(root)!r} cannot be read ({e.strerror or e})") from None
+    return store
+
+def _shallow_files(store: KeyedStore, root) -> list[Path]:
+    "The files (locks aside) in the root and one folder down, relative: where a store keeps no file of its own."
+    try:
+        dirs = [store.root, *sorted(d for d in store.root.iterdir() if d.is_dir() and not d.is_symlink())]
+        found = [p for d in dirs for p in d.iterdir() if p.is_file() and not p.name.endswith(".lock")]
+    except OSError as e:
+        raise _named_os_error(e, f"root {str(root)!r}: cannot read {e.filename} ({e.strerror or e})") from None
+    return sorted(p.relative_to(store.root) for p in found)
+
+def _unlisted_files(store: KeyedStore, root, listed: set) -> list[Path]:
+    "Every file under the root (locks aside) that no record lists, relative; a folder that cannot be read names root."
+    try: return [p.relative_to(store.root) for p in sorted(store.root.rglob("*")) if p.is_file()
+                 and not p.name.endswith(".lock") and store.file(p) not in listed]
+    except OSError as e:
+        raise _named_os_error(e, f"root {str(root)!r}: cannot read {e.filename} ({e.strerror or e})") from None
+
 # %% ../../nbs/core/05d_store.ipynb #st51
 def verify_store(root) -> dict:
     """Check every record under `root`: {'records': n, 'files': n, 'methods': {name: n}, 'unfinished': [folders]}; an
     IntegrityError at the first record that fails, a ValueError naming a file no record lists. A `<name>/<key>/` folder
     without a record is a job still under way (a half-decoded chain set resumes): listed, not served."""
-    store = KeyedStore(check_path(root, "root"))
-    if not store.root.is_dir(): raise FileNotFoundError(f"root {str(root)!r} is not a folder")
+    store = _store_root(root)
     methods, listed = {}, set()
     for path in sorted(store.root.glob(f"*/*/{RECORD}")):
         rec = read_json_verified(path)
@@ -262,12 +293,13 @@ def verify_store(root) -> dict:
         if store.path(name, key) != path.parent: raise IntegrityError(f"{path} is in the folder of another key", path)
         listed |= set(rec.get("files", {})) | {store.file(path)}
         methods[key["parts"]["method"]] = methods.get(key["parts"]["method"], 0) + 1
-    files = [p.relative_to(store.root) for p in sorted(store.root.rglob("*")) if p.is_file()
-             and not p.name.endswith(".lock") and store.file(p) not in listed]
-    files = [r for r in files if not _kept_local(r)]
+    if not methods and (stray := _shallow_files(store, root)):   # no record, files of its own: a folder, not a store
+        raise ValueError(f"root {str(root)!r}: {len(stray)} file(s) no record lists, e.g. {stray[0].as_posix()} (it "
+                         f"holds no {RECORD}: not a store)")
+    files = [r for r in _unlisted_files(store, root, listed) if not _kept_local(r)]
     job = lambda rel: len(rel.parts) >= 3 and not (store.root / rel.parts[0] / rel.parts[1] / RECORD).exists()
     if stray := [r for r in files if not job(r)]:
-        raise ValueError(f"{root}: {len(stray)} file(s) no record lists, e.g. {stray[0].as_posix()}")
+        raise ValueError(f"root {str(root)!r}: {len(stray)} file(s) no record lists, e.g. {stray[0].as_posix()}")
     unfinished = sorted({"/".join(r.parts[:2]) for r in files if job(r)})
     return {"records": sum(methods.values()), "files": len(listed) - sum(methods.values()), "methods": methods,
             "unfinished": unfinished}

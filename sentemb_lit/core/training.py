@@ -100,15 +100,37 @@ class FitResult:
 
 # %% ../../nbs/core/03_training.ipynb #c014
 def _device(device) -> torch.device:
-    try: return torch.device(device)
-    except (RuntimeError, TypeError): raise ValueError(f"device {device!r} is not a torch device") from None
+    "`device` as a torch.device (a torch.device, 'cpu', 'cuda:1', an int: a CUDA index); else a ValueError naming it."
+    try: d = torch.device(device)
+    except (RuntimeError, TypeError, ValueError): raise ValueError(f"device {device!r} is not a torch device") from None
+    if d.type == "cuda" and (not torch.cuda.is_available() or (d.index or 0) >= torch.cuda.device_count()):
+        raise ValueError(f"device {device!r}: no such CUDA device here ({torch.cuda.device_count()} visible)")
+    return d
+
+def _non_finite_at(batch, where: str = "batch") -> str | None:
+    "Where in `batch` a float (a number, an array, a tensor not on 'meta') holds NaN or inf; None when nowhere."
+    if isinstance(batch, Mapping): items = ((f"{where}[{k!r}]", v) for k, v in batch.items())
+    elif isinstance(batch, (list, tuple)): items = ((f"{where}[{i}]", v) for i, v in enumerate(batch))
+    else:
+        if isinstance(batch, torch.Tensor):
+            bad = (batch.is_floating_point() or batch.is_complex()) and batch.device.type != "meta" \
+                and not bool(torch.isfinite(batch).all())
+        elif isinstance(batch, np.ndarray): bad = batch.dtype.kind in "fc" and not np.isfinite(batch).all()
+        else: bad = isinstance(batch, (float, np.floating)) and not math.isfinite(batch)
+        return where if bad else None
+    return next((w for w in (_non_finite_at(v, k) for k, v in items) if w is not None), None)
+
+def _moved(batch, device: torch.device):
+    if isinstance(batch, torch.Tensor): return batch.to(device)
+    if isinstance(batch, Mapping): return {k: _moved(v, device) for k, v in batch.items()}   # a BatchEncoding too
+    if isinstance(batch, (list, tuple)): return type(batch)(_moved(v, device) for v in batch)
+    return batch
 
 def to_device(batch, device):
     "`batch` with every tensor (also inside dicts, lists and tuples) moved to `device`; anything else as it is."
-    if isinstance(batch, torch.Tensor): return batch.to(_device(device))
-    if isinstance(batch, Mapping): return {k: to_device(v, device) for k, v in batch.items()}   # a BatchEncoding too
-    if isinstance(batch, (list, tuple)): return type(batch)(to_device(v, device) for v in batch)
-    return batch
+    device = _device(device)                       # checked once, whether or not the batch holds a tensor
+    if (where := _non_finite_at(batch)) is not None: raise ValueError(f"{where} holds NaN or inf")
+    return _moved(batch, device)
 
 # %% ../../nbs/core/03_training.ipynb #h1tc0
 CHECKPOINT, LEGACY_CHECKPOINT = "checkpoint.safetensors", "checkpoint.pt"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 import numpy as np
-from ..core.checks import (check_choice, check_float_array, check_number, check_positive_int,
+from ..core.checks import (check_choice, check_float_array, check_number, check_path, check_positive_int,
                                      check_same_length, check_seed, check_sentences, check_text, check_type,
                                      optional_file)
 from .classifier import _check_xy
@@ -128,7 +128,9 @@ def mteb_from_record(rec: dict, where: str = "record") -> dict:
     "The result a `mteb_record` holds; accuracy and F1 are recomputed from its labels and checked."
     check_type(rec, "rec", dict, f"a dict (a mteb_record), for {where}")
     check_type(where, "where", str)
-    if {"scores", "pred", "gold"} - set(rec): raise ValueError(f"{where}: not a mteb_record (scores, pred, gold)")
+    if missing := sorted({"scores", "pred", "gold"} - set(rec)):
+        raise ValueError(f"{where}: rec is not a mteb_record (missing {missing}; it holds scores, pred, gold)")
+    for k in ("scores", "pred", "gold"): check_type(rec[k], f"{where}: rec[{k!r}]", dict, "a dict task -> its values")
     out = {}
     for t, s in rec["scores"].items():
         if t not in rec["pred"] or t not in rec["gold"] or not isinstance(rec["pred"][t], list) or not rec["pred"][t]:
@@ -187,7 +189,7 @@ def _check_reranking(d: RerankingData) -> None:
 # %% ../../nbs/evals/07c_mteb.ipynb #m032
 def load_reranking(source, split: str = "test", via: str = "auto") -> RerankingData:
     "A reranking split from a local JSONL folder (`via='jsonl'`) or through `datasets` (a hub id or a local path)."
-    check_type(source, "source", (str, os.PathLike))
+    check_path(check_type(source, "source", (str, os.PathLike)), "source")      # no NUL byte, no name over 255 bytes
     check_type(split, "split", str)
     check_choice(via, "via", ("auto", "jsonl", "datasets"))
     folder = Path(source).expanduser()

@@ -232,7 +232,8 @@ def transfer_from_record(rec: dict, where: str = "record") -> TransferResults:
     check_type(rec, "rec", dict, f"a dict (a transfer_record), for {where}")
     check_type(where, "where", str)
     missing = {"scores", "pred", "gold"} - set(rec)
-    if missing: raise ValueError(f"{where}: not a transfer record (missing {sorted(missing)})")
+    if missing: raise ValueError(f"{where}: rec is not a transfer record (missing {sorted(missing)})")
+    for k in ("scores", "pred", "gold"): check_type(rec[k], f"{where}: rec[{k!r}]", dict, "a dict task -> its values")
     pred = {t: _labels_of(v, f"{where} pred[{t!r}]") for t, v in rec["pred"].items()}
     gold = {t: _labels_of(v, f"{where} gold[{t!r}]") for t, v in rec["gold"].items()}
     for t in rec["scores"]:

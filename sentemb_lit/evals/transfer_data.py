@@ -117,6 +117,9 @@ FETCH_TASKS = TRANSFER_TASKS + MTEB_CLASSIFICATION + tuple(HUB_RERANKING)
 def _check_fetch_transfer_args(out_dir, tasks, sources, verbose) -> tuple[Path, tuple, dict]:
     if not isinstance(out_dir, (str, os.PathLike)) or not str(out_dir).strip():
         raise TypeError(f"out_dir must be a folder path, got {out_dir!r}")
+    out = check_path(out_dir, "out_dir").expanduser()                # no NUL byte, no name over 255 bytes
+    if Path(os.path.realpath(out)).parent == Path(os.path.realpath(out)):
+        raise ValueError(f"out_dir {str(out_dir)!r} is the file system root: name a folder for the data root")
     tasks = (tasks,) if isinstance(tasks, str) else tasks
     try: tasks = tuple(dict.fromkeys(tasks))
     except TypeError: raise TypeError(f"tasks must be a list of task names, got {tasks!r}") from None
@@ -134,7 +137,7 @@ def _check_fetch_transfer_args(out_dir, tasks, sources, verbose) -> tuple[Path, 
     if need: raise ValueError(f"{need} come from SentEval's data folder: pass sources={{'senteval': FOLDER}} "
                               "(the folder SentEval's data/downstream/get_transfer_data.bash fills)")
     check_flag(verbose, "verbose")
-    return Path(out_dir).expanduser(), tasks, {t: str(s) for t, s in sources.items()}
+    return out, tasks, {t: str(s) for t, s in sources.items()}
 
 # %% ../../nbs/evals/07b_transfer_data.ipynb #td19
 def _splits(task: str, source: str) -> dict:

@@ -20,10 +20,13 @@ __all__ = ['VARIANTS', 'positive_index', 'two_view_batch', 'JTCSEConfig', 'offic
            'set_dropout', 'twin_outputs', 'make_loss_fn']
 
 # %% ../../nbs/jtcse/11c_jtcse_step.ipynb #c005
+_MAX_BATCH_ROWS = 2 ** 31     # rows of one batch: beyond it the index alone would take 16 GiB; no batch is that large
+
 def positive_index(n_rows: int) -> torch.Tensor:
     "Index of the positive of every row of a 2B-row batch: i xor 1."
     if not isinstance(n_rows, int) or n_rows < 2 or n_rows % 2:
-        raise ValueError(f"n_rows: a two-view batch has an even number of rows ≥ 2, got {n_rows!r}")
+        raise ValueError(f"n_rows: a two-view batch has an even number of rows ≥ 2, got {n_rows!r:.80}")
+    check_positive_int(n_rows, "n_rows", minimum=2, maximum=_MAX_BATCH_ROWS)     # 2**63: not torch's int64 overflow
     return torch.arange(n_rows) ^ 1
 
 # %% ../../nbs/jtcse/11c_jtcse_step.ipynb #c005b
@@ -153,12 +156,15 @@ def official_differences(config: JTCSEConfig, n_layers: int = 12, cael_reading: 
     return {k: (v, published[k]) for k, v in config.to_dict().items() if v != published[k]}
 
 # %% ../../nbs/jtcse/11c_jtcse_step.ipynb #c021b
+_MAX_HIDDEN_SIZE = 2 ** 15    # wider than any encoder (BERT-large 1024, the widest LLMs 16384–25600); W: 4 GiB
+
 class SimCSEHead(nn.Module):
     "z = tanh(W h + b) over the CLS state, used while training only (SimCSE's `mlp_only_train`)."
     def __init__(self, hidden_size: int, seed: int = 0, init_std: float = 0.02):
         super().__init__()
         if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size < 1:
-            raise ValueError(f"hidden_size must be a positive int, got {hidden_size!r}")
+            raise ValueError(f"hidden_size must be a positive int, got {hidden_size!r:.80}")
+        check_positive_int(hidden_size, "hidden_size", maximum=_MAX_HIDDEN_SIZE)      # W is hidden_size² floats
         if not (isinstance(init_std, (int, float)) and init_std > 0):
             raise ValueError(f"init_std must be > 0, got {init_std!r}")
         self.dense = nn.Linear(hidden_size, hidden_size)

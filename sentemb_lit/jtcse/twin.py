@@ -268,7 +268,9 @@ def public_model_name(name) -> str:
     from sentemb_lit.core.model_cache import MODEL_REGISTRY
     name = str(name)
     if name in MODEL_REGISTRY: return MODEL_REGISTRY[name].hub_id or name
-    path = Path(name).expanduser()
+    check_path(name, "name")        # a NUL byte or a part over 255 bytes: no folder, and no hub id (96 characters)
+    try: path = Path(name).expanduser()
+    except RuntimeError: raise ValueError(f"name {name!r:.80} starts with ~ but no such user has a home") from None
     if not (path.is_absolute() or path.exists() or name.startswith((".", "~")) or "\\" in name): return name
     path = path.resolve()
     return _registry_name_of(path) or path.name

@@ -375,7 +375,7 @@ def encode_distributed(encoder, sentences, **kwargs):
     """`encoder.encode(sentences, **kwargs)` with the inputs split over the `accelerate` processes; every process
     gets the whole result (an array, or a dict layer -> array), in input order."""
     from accelerate.utils import gather_object
-    if not callable(getattr(encoder, "encode", None)):
+    if isinstance(encoder, (str, bytes)) or not callable(getattr(encoder, "encode", None)):   # not str.encode
         raise TypeError(f"encoder must have an encode method (e.g. a PromptEncoder), got {type(encoder).__name__}")
     sentences, _ = sentences_of(sentences)
     state = _process_state()

@@ -84,6 +84,9 @@ def _check_similarities(S, name: str = "S") -> np.ndarray:
     try: S = np.asarray(S, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be an array of similarity matrices [N, K, K], got {type(S).__name__}") from None
+    except OverflowError:                                                   # an int no float holds (10**400)
+        raise ValueError(f"{name} must be an array of similarity matrices [N, K, K], got a number beyond the float "
+                         f"range: {str(S)[:40]}") from None
     if S.ndim != 3 or S.shape[1] != S.shape[2] or S.shape[1] < 3 or S.shape[0] < 1:
         raise ValueError(f"{name} must be [N, K, K] with N >= 1 and K >= 3, got {S.shape}")
     if not np.isfinite(S).all(): raise ValueError(f"{name} (chain similarity matrices) contains NaN or inf")
@@ -106,7 +109,8 @@ def monotonicity(S: np.ndarray) -> dict:
 # %% ../../nbs/ranking/22b_chain_analysis.ipynb #c037c
 def monotonicity_summary(S: np.ndarray) -> dict:
     "Means over chains of `monotonicity`, plus the mean similarity to the source per index."
-    m = monotonicity(S)
+    m = monotonicity(S)                     # S checked there
+    S = np.asarray(S)                       # a nested list too; an array as given (its dtype kept)
     return {"n_chains": int(S.shape[0]), "spearman": float(m["spearman"].mean()),
             "triples": float(m["triples"].mean()), "drift": float(m["drift"].mean()),
             "sim_to_source": [float(x) for x in S[:, 0, :].mean(0)]}

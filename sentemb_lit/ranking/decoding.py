@@ -4,7 +4,7 @@
 
 # %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c002
 from __future__ import annotations
-import math
+import math, numbers
 from collections.abc import Iterable
 from typing import Sequence
 import torch
@@ -72,6 +72,14 @@ def _check_tokenizer(tokenizer, *needs: str, name: str = "tokenizer"):
                         f"got {type(tokenizer).__name__}")
     return tokenizer
 
+def _check_generate_args(model, tokenizer, max_new_tokens) -> None:
+    "What transformers' `generate` path reads: a model with `generate`, a callable tokenizer, a positive token count."
+    if not callable(getattr(model, "generate", None)):
+        raise TypeError(f"model must be a causal language model (with generate), got {type(model).__name__}")
+    if not callable(tokenizer): raise TypeError(f"tokenizer must be a tokenizer, got {type(tokenizer).__name__}")
+    _check_tokenizer(tokenizer, "eos_token_id", "pad_token_id")
+    check_positive_int(max_new_tokens, "max_new_tokens")
+
 def eos_token_ids(model, tokenizer) -> set[int]:
     "The end-of-sequence ids generate() stops at: the model's generation_config, else the tokenizer's EOS."
     _check_tokenizer(tokenizer, "eos_token_id")
@@ -91,6 +99,13 @@ def token_classes(tokenizer) -> tuple[frozenset, frozenset]:
         _TOKEN_CLASSES[key] = (frozenset(i for i, t in enumerate(texts) if "\n" in t),
                                frozenset(i for i, t in enumerate(texts) if not t.strip()))
     return _TOKEN_CLASSES[key]
+
+# %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c008dq
+def _token_ids(q) -> bool:
+    "Whether the sized `q` holds token ids: a 1-D integer tensor or array, or a sequence of ints."
+    if isinstance(q, torch.Tensor): return q.ndim == 1 and not (q.is_floating_point() or q.is_complex())
+    if hasattr(q, "ndim") and hasattr(q, "dtype"): return q.ndim == 1 and getattr(q.dtype, "kind", "") in "iu"
+    return all(isinstance(t, numbers.Integral) for t in q)
 
 # %% ../../nbs/ranking/20_contrastive_decoding.ipynb #c008d
 def _left_pad(seqs: list[list[int]], pad_id: int):
@@ -113,7 +128,9 @@ def _check_seqs(seqs) -> list:
     for i, q in enumerate(seqs):
         try: n = None if isinstance(q, (str, bytes)) else len(q)
         except TypeError: n = None
-        if n is None: raise TypeError(f"seqs[{i}] must be a sequence of token ids, got {type(q).__name__}: {q!r:.80}")
+        if n is None or not _token_ids(q):
+            raise TypeError(f"seqs[{i}] must be a sequence of token ids (ints; one row of a 2-D array at most), "
+                            f"got {type(q).__name__}: {q!r:.80}")
         if n == 0: raise ValueError(f"seqs[{i}] is empty: common_prefix_len got an empty token sequence")
     return seqs
 
@@ -407,6 +424,7 @@ def hf_guided_generate(model, tokenizer, cond_prompt: str, neg_prompt: str, lam:
                        max_new_tokens: int = 100, bad_words_ids: list[list[int]] | None = None) -> list[int]:
     """Reference: transformers' guidance-scale greedy generate for one row; generated ids without the final EOS.
     `bad_words_ids`: transformers' refused sequences (`NoBadWordsLogitsProcessor`)."""
+    _check_generate_args(model, tokenizer, max_new_tokens)
     check_text(cond_prompt, "cond_prompt")
     check_text(neg_prompt, "neg_prompt")
     lam = _check_lam(lam)
@@ -427,6 +445,7 @@ def hf_guided_generate(model, tokenizer, cond_prompt: str, neg_prompt: str, lam:
 def hf_guided_generate_batch(model, tokenizer, cond_prompts: Sequence[str], neg_prompts: Sequence[str] | None,
                              lam: float = 0.5, max_new_tokens: int = 100) -> list[list[int]]:
     "transformers' guidance-scale greedy generate on one left-padded batch; per row, the generated ids before EOS."
+    _check_generate_args(model, tokenizer, max_new_tokens)
     cond_prompts, neg_prompts, lam = _check_decoding_args(cond_prompts, neg_prompts, lam, max_new_tokens, 1)
     eos = eos_token_ids(model, tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos)

@@ -5,6 +5,7 @@
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21a02
 from __future__ import annotations
 import copy, hashlib, inspect, math, os, time
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Sequence
 import numpy as np
@@ -145,13 +146,23 @@ def weights_fingerprint(module: torch.nn.Module) -> str:
 ADDED_LATER = {"weight_decay": 0.0, "max_grad_norm": 1.0, "dev": "paper",   # in a key only when not these
                "fused_adamw": False}
 
+def _chain_lists(chains) -> list[list[str]]:
+    "Each chain of `chains` as the list of its sentences (str), as posttrain_config hashes them; else a TypeError."
+    if isinstance(chains, (str, bytes)) or not isinstance(chains, Collection):
+        raise TypeError(f"chains must be a list of chains (lists of sentences), got {type(chains).__name__}")
+    rows = []
+    for i, c in enumerate(chains):
+        if isinstance(c, (str, bytes)) or not isinstance(c, Iterable):
+            raise TypeError(f"chains must be a list of chains, each a list of sentences; chains[{i}] is "
+                            f"{type(c).__name__}: {c!r:.60}")
+        rows.append(list(c))
+        if (j := next((j for j, s in enumerate(rows[-1]) if not isinstance(s, str)), None)) is not None:
+            raise TypeError(f"chains[{i}][{j}] must be a sentence (str), got {type(rows[-1][j]).__name__}")
+    return rows
+
 def posttrain_config(chains, **kw) -> dict:
     "What a post-training run's result depends on: posttrain's arguments (defaults filled in) and the chains' hash."
-    if isinstance(chains, (str, bytes)) or not hasattr(chains, "__iter__"):
-        raise TypeError(f"chains must be a list of chains (lists of sentences), got {type(chains).__name__}")
-    if isinstance(chains, (list, tuple)) and any(isinstance(c, (str, bytes)) or not hasattr(c, "__iter__")
-                                                 for c in chains):
-        raise TypeError("chains must be a list of chains, each a list of sentences")
+    rows = _chain_lists(chains)
     from sentemb_lit.core.io import fingerprint
     sig = inspect.signature(posttrain).parameters
     unknown = sorted(set(kw) - set(sig))
@@ -163,7 +174,7 @@ def posttrain_config(chains, **kw) -> dict:
     for k in ("student", "teacher"):                             # a model object is named by its class only
         if not (cfg[k] is None or isinstance(cfg[k], str)): cfg[k] = type(cfg[k][0]).__name__
     info = {"run_info": kw["run_info"]} if kw.get("run_info") else {}
-    return cfg | {"chains": fingerprint([list(c) for c in chains]), "n_chains": len(chains)} | info
+    return cfg | {"chains": fingerprint(rows), "n_chains": len(rows)} | info
 
 # %% ../../nbs/ranking/21a_ranking_runs.ipynb #r21pt0
 RUN_CODE = ("ranking.runs.posttrain", "ranking.runs.posttrain_and_evaluate", "core.evaluation.evaluate_sts",

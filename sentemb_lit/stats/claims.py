@@ -172,8 +172,15 @@ def replace_block(text: str, markers: tuple, block: str, where="text") -> str:
         raise ValueError(f"{where}:{found[end][0]}: {end} comes before {start} (line {found[start][0]})")
     return text[:text.index(start) + len(start)] + "\n" + block + text[text.index(end):]
 
+def _check_paper_folder(paper_dir) -> None:
+    "A folder NOTES.md may be written into: one holding claims.csv, coverage.csv or NOTES.md; any other is refused."
+    if not any((_paper_dir(paper_dir) / f).is_file() for f in ("claims.csv", "coverage.csv", "NOTES.md")):
+        raise FileNotFoundError(f"paper_dir {str(paper_dir)!r} is not a paper's folder (no claims.csv, coverage.csv "
+                                "or NOTES.md): update_notes writes NOTES.md only into one")
+
 def update_notes(paper_dir) -> Path:
     "Write not_reproduced_section into NOTES.md between _MARKERS (appended at the end when absent); the rest kept."
+    _check_paper_folder(paper_dir)
     section, path = not_reproduced_section(paper_dir), Path(paper_dir) / "NOTES.md"
     text = read_text(path, "NOTES.md") if optional_file(path, "NOTES.md") else ""
     new = replace_block(text, _MARKERS, section, path)
