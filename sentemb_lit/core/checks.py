@@ -11,7 +11,8 @@ import numpy as np
 # %% auto #0
 __all__ = ['SEED_MAX', 'CorruptFileError', 'check_type', 'check_flag', 'check_positive_int', 'check_seed', 'check_number',
            'check_choice', 'check_float_array', 'check_all_finite', 'check_same_length', 'check_text',
-           'check_sentences', 'check_path', 'check_file', 'optional_file', 'check_named_path', 'read_text', 'read_json']
+           'check_sentences', 'check_path', 'check_not_root', 'check_file', 'optional_file', 'check_named_path',
+           'read_text', 'read_json']
 
 # %% ../../nbs/core/06_checks.ipynb #cfe01
 class CorruptFileError(ValueError):
@@ -201,6 +202,14 @@ def check_path(value, name: str) -> Path:
         raise ValueError(f"{name} must be a path whose names fit the file system ({_NAME_MAX} bytes each), got one "
                          f"of {len(os.fsencode(long[0]))} bytes: {_short(long[0])}")
     return Path(text)
+
+def check_not_root(value, name: str, hint: str = "") -> Path:
+    "`value` as `check_path` gives it, unless it names the file system's root (a walk or a write there reaches it all)."
+    p = check_path(value, name)
+    real = Path(os.path.realpath(p.expanduser()))
+    if real == Path(real.anchor):
+        raise ValueError(f"{name} {str(value)!r} is the file system's root" + (f": {hint}" if hint else ""))
+    return p
 
 # %% ../../nbs/core/06_checks.ipynb #f001
 def _link_error(p: Path, name: str) -> OSError | None:

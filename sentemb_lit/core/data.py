@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import numpy as np
 from .io import CorruptFileError, atomic_write_json, atomic_write_text, exclusive
 from .checks import (check_choice, check_file, check_flag, check_float_array, check_path, check_type,
-                                     read_json)
+                                     check_not_root, read_json)
 
 _log = logging.getLogger(__name__)             # the library logs; the CLI and the notebooks print
 
@@ -111,9 +111,7 @@ def _check_fetch_args(out_dir, tasks, sources, verbose) -> tuple[Path, tuple[str
     "fetch_data's arguments: a folder, known task names, a mapping task -> hub id or local folder, a flag."
     if not isinstance(out_dir, (str, os.PathLike)) or not str(out_dir).strip():
         raise TypeError(f"out_dir must be a folder path, got {out_dir!r}")
-    check_path(out_dir, "out_dir")                        # no NUL byte, no name beyond the file system's limit
-    if Path(os.path.realpath(Path(out_dir).expanduser())).parent == Path(os.path.realpath(Path(out_dir).expanduser())):
-        raise ValueError(f"out_dir {str(out_dir)!r} is the file system root: name a folder for the data root")
+    check_not_root(out_dir, "out_dir", "name a folder for the data root")      # also no NUL byte, no overlong name
     tasks = (tasks,) if isinstance(tasks, str) else tasks
     try: tasks = tuple(dict.fromkeys(tasks))
     except TypeError: raise TypeError(f"tasks must be a list of task names, got {tasks!r}") from None

@@ -10,7 +10,8 @@ import warnings
 from pathlib import Path
 from typing import Callable
 import numpy as np
-from .checks import CorruptFileError, check_file, check_named_path, check_number, check_path, check_type
+from .checks import (CorruptFileError, check_file, check_named_path, check_not_root, check_number,
+                                     check_path, check_type)
 
 # %% auto #0
 __all__ = ['KILL_ENV', 'HASH_FIELD', 'remove_stale_tmp', 'kill_point', 'atomic_write_text', 'atomic_write_json',
@@ -322,10 +323,7 @@ _FILE_MEMO: dict = {}
 
 def _digest_target(path) -> Path:
     "`path` as a Path to fingerprint: a file or a folder, not the file system's root (a walk of every file there is)."
-    p = check_path(path, "path")
-    if p.is_dir() and p.resolve() == Path(p.resolve().anchor):
-        raise ValueError(f"path {str(path)!r} is the file system's root; pass the file or folder to fingerprint")
-    return p
+    return check_not_root(path, "path", "pass the file or folder to fingerprint")
 
 def _read_error(e: OSError, what: str) -> OSError:
     "`e` (its kind kept) with a message naming `path` and the file or folder that could not be read."

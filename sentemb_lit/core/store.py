@@ -6,7 +6,7 @@
 from __future__ import annotations
 import dataclasses, importlib.util, json, re
 from pathlib import Path
-from .checks import CorruptFileError, check_file, check_path, check_text, check_type
+from .checks import CorruptFileError, check_file, check_not_root, check_path, check_text, check_type
 from .io import (IntegrityError, _json_default, exclusive, file_digest, fingerprint,
                                  write_json_verified, read_json_verified)
 from .code_keys import code_hash
@@ -254,11 +254,8 @@ def _named_os_error(e: OSError, msg: str) -> OSError:
 
 def _store_root(root) -> KeyedStore:
     "The store at `root`: a readable folder, not the file system's root; else an error naming `root`."
-    store = KeyedStore(check_path(root, "root"))
+    store = KeyedStore(check_not_root(root, "root", f"not a store (a folder of <name>/<key>/{RECORD})"))
     if not store.root.is_dir(): raise FileNotFoundError(f"root {str(root)!r} is not a folder")
-    if store.root.resolve() == Path(store.root.resolve().anchor):
-        raise ValueError(f"root {str(root)!r} is the file system's root, not a store (a folder of <name>/<key>/"
-                         f"{RECORD})")
     try: next(store.root.iterdir(), None)
     except OSError as e: raise _named_os_error(e, f"root {str(root)!r} cannot be read ({e.strerror or e})") from None
     return store

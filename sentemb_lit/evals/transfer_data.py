@@ -8,7 +8,7 @@ import gzip, hashlib, json, logging, os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Sequence
-from ..core.checks import check_choice, check_flag, check_path, check_type, optional_file
+from ..core.checks import check_choice, check_flag, check_not_root, check_path, check_type, optional_file
 from ..core.data import DATA_ENV, FETCH_MANIFEST, _old_manifest, data_root
 from ..core.io import CorruptFileError, _atomic_write, atomic_write_json, exclusive
 from .mteb import RerankingData, load_reranking
@@ -117,9 +117,7 @@ FETCH_TASKS = TRANSFER_TASKS + MTEB_CLASSIFICATION + tuple(HUB_RERANKING)
 def _check_fetch_transfer_args(out_dir, tasks, sources, verbose) -> tuple[Path, tuple, dict]:
     if not isinstance(out_dir, (str, os.PathLike)) or not str(out_dir).strip():
         raise TypeError(f"out_dir must be a folder path, got {out_dir!r}")
-    out = check_path(out_dir, "out_dir").expanduser()                # no NUL byte, no name over 255 bytes
-    if Path(os.path.realpath(out)).parent == Path(os.path.realpath(out)):
-        raise ValueError(f"out_dir {str(out_dir)!r} is the file system root: name a folder for the data root")
+    out = check_not_root(out_dir, "out_dir", "name a folder for the data root").expanduser()   # no NUL, no long name
     tasks = (tasks,) if isinstance(tasks, str) else tasks
     try: tasks = tuple(dict.fromkeys(tasks))
     except TypeError: raise TypeError(f"tasks must be a list of task names, got {tasks!r}") from None
